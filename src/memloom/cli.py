@@ -1,0 +1,481 @@
+"""The ``memloom`` command: a thin shell over :class:`memloom.Memloom`.
+
+Every command takes ``--json`` and then prints the same document the HTTP API
+returns; without it, output is for people. Errors are one line on stderr and a
+non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from memloom.engine import Memloom
+
+HELP = """\
+memloom — long-term memory for AI coding agents, kept on your machine.
+
+Memories are short typed statements (fact, preference, episode, procedure) in a
+SQLite file under MEMLOOM_HOME (default ~/.memloom). Recall ranks them by
+meaning, keywords, recency and tags. Everything runs offline.
+
+Examples:
+
+  memloom save "Run the tests with: make check" --type procedure --project api
+  memloom recall "how do I run the tests?" --project api
+  memloom show 3f9c2a1b
+  memloom stats --json
+"""
+
+app = typer.Typer(
+    help=HELP,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the JSON document instead.")]
+
+
+@dataclass
+class State:
+    home: Path | None
+
+
+class CliError(Exception):
+    """A message for the user; the command exits with status 1."""
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            "--home",
+            envvar="MEMLOOM_HOME",
+            help="Data folder (config.toml, memloom.db). Default: ~/.memloom",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    ctx.obj = State(home=home)
+
+
+@contextmanager
+def _engine(ctx: typer.Context) -> Iterator[Memloom]:
+    import memloom
+
+    state: State = ctx.obj
+    m = memloom.open(str(state.home) if state.home else None)
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _emit_json(doc: BaseModel | dict[str, Any]) -> None:
+    data = doc.model_dump(mode="json") if hasattr(doc, "model_dump") else doc
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def _short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _when(value: datetime | None) -> str:
+    return "" if value is None else value.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+SENSITIVITY_NAMES = {0: "none", 1: "pii", 2: "internal", 3: "credentials"}
+
+
+# ---------------------------------------------------------------- write
+
+
+@app.command()
+def save(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="What to remember.")],
+    type_: Annotated[
+        str, typer.Option("--type", "-t", help="fact | preference | episode | procedure")
+    ] = "fact",
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
+    source: Annotated[str | None, typer.Option(help="Where it came from.")] = None,
+    project: Annotated[str | None, typer.Option(help="Project scope (default: global).")] = None,
+    sensitivity: Annotated[
+        int | None, typer.Option(min=0, max=3, help="0 none, 1 PII, 2 internal, 3 credentials.")
+    ] = None,
+    expires_at: Annotated[
+        datetime | None, typer.Option("--expires-at", help="Forget after this time (UTC).")
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Save one memory (deduplicated against what is already stored)."""
+    with _engine(ctx) as m:
+        result = m.save(
+            {
+                "text": text,
+                "type": type_,
+                "tags": tag or [],
+                "source": source,
+                "project": project,
+                "sensitivity": sensitivity,
+                "expires_at": expires_at,
+            }
+        )
+    if json_:
+        _emit_json(result)
+        return
+    out = _console()
+    out.print(f"{result.outcome}: {result.id}")
+    for c in result.conflicts:
+        out.print(
+            f"  possible conflict {c.conflict_id} with {c.existing_id} "
+            f"(distance {c.distance:.2f}): {_short(c.existing_text, 80)}"
+        )
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    text: Annotated[str, typer.Argument(help="The new text.")],
+    json_: JsonOpt = False,
+) -> None:
+    """Write a new version of a memory (the old one is kept in its history)."""
+    with _engine(ctx) as m:
+        result = m.update(m.resolve_id(memory_id), text)
+    if json_:
+        _emit_json(result)
+    else:
+        _console().print(f"version {result.version}: {result.id} (belief {result.root_id})")
+
+
+@app.command()
+def expire(
+    ctx: typer.Context,
+    ids: Annotated[list[str], typer.Argument(metavar="ID...")],
+    json_: JsonOpt = False,
+) -> None:
+    """Mark memories expired: kept for audit, left out of recall."""
+    with _engine(ctx) as m:
+        result = m.expire({"ids": [m.resolve_id(i) for i in ids]})
+    if json_:
+        _emit_json(result)
+    else:
+        _console().print(f"expired {result.expired}")
+
+
+@app.command()
+def supersede(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(metavar="OLD")],
+    new: Annotated[str, typer.Argument(metavar="NEW")],
+    json_: JsonOpt = False,
+) -> None:
+    """Expire OLD and point it at its replacement NEW."""
+    with _engine(ctx) as m:
+        result = m.supersede({"old_id": m.resolve_id(old), "new_id": m.resolve_id(new)})
+    if json_:
+        _emit_json(result)
+    else:
+        _console().print(f"{old} superseded by {new}")
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    id_: Annotated[list[str] | None, typer.Option("--id", help="A memory id (repeatable).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
+    before: Annotated[
+        datetime | None, typer.Option(help="Created before this time (UTC).")
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Delete memories for good, with all their versions. Criteria combine with AND."""
+    if not id_ and not tag and before is None:
+        raise CliError("say what to forget: --id, --tag and/or --before")
+    with _engine(ctx) as m:
+        ids = [m.resolve_id(i) for i in id_ or []]
+        result = m.forget({"ids": ids, "tags": tag or [], "before": before})
+    if json_:
+        _emit_json(result)
+    else:
+        _console().print(f"removed {result.removed}; {result.total_memories} memories remain")
+
+
+# ---------------------------------------------------------------- read
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What you are looking for.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000)] = 10,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only with this tag.")] = None,
+    boost_tag: Annotated[
+        list[str] | None, typer.Option("--boost-tag", help="Rank this tag higher.")
+    ] = None,
+    task_context: Annotated[str | None, typer.Option("--task-context")] = None,
+    min_relevance: Annotated[float | None, typer.Option("--min-relevance", min=0, max=1)] = None,
+    recency_weight: Annotated[float, typer.Option("--recency-weight", min=0, max=1)] = 0.0,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1)] = None,
+    include_expired: Annotated[bool, typer.Option("--include-expired")] = False,
+    project: Annotated[str | None, typer.Option(help="This project and global memories.")] = None,
+    type_: Annotated[list[str] | None, typer.Option("--type", help="Only this type.")] = None,
+    max_sensitivity: Annotated[int | None, typer.Option("--max-sensitivity", min=0, max=3)] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Find the memories most relevant to QUERY."""
+    with _engine(ctx) as m:
+        result = m.recall(
+            {
+                "query": query,
+                "max_results": limit,
+                "tags": tag or [],
+                "boost_tags": boost_tag or [],
+                "task_context": task_context,
+                "min_relevance": min_relevance,
+                "recency_weight": recency_weight,
+                "max_tokens": max_tokens,
+                "include_expired": include_expired,
+                "project": project,
+                "types": type_ or [],
+                "max_sensitivity": max_sensitivity,
+            }
+        )
+    if json_:
+        _emit_json(result)
+        return
+    out = _console()
+    if not result.memories:
+        out.print("no memories match")
+        return
+    from rich.table import Table
+
+    table = Table(show_lines=False, box=None, pad_edge=False)
+    for col in ("score", "id", "type", "memory", "project"):
+        table.add_column(col, overflow="fold")
+    for mem in result.memories:
+        table.add_row(
+            f"{mem.relevance:.2f}", mem.id, mem.type, _short(mem.text, 90), mem.project or ""
+        )
+    out.print(table)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    json_: JsonOpt = False,
+) -> None:
+    """Show one memory with its versions and where it came from."""
+    with _engine(ctx) as m:
+        doc = m.get(m.resolve_id(memory_id))
+    if json_:
+        _emit_json(doc)
+        return
+    out = _console()
+    out.print(f"[bold]{doc.id}[/bold]  {doc.type}  {doc.status}  version {doc.version}")
+    out.print(doc.text, markup=False)
+    if doc.original_text and doc.original_text != doc.text:
+        out.print(f"\n[dim]original (decay level {doc.decay_level}):[/dim]")
+        out.print(doc.original_text, markup=False)
+    fields = {
+        "tags": ", ".join(doc.tags),
+        "project": doc.project or "(global)",
+        "source": doc.source or "",
+        "sensitivity": f"{doc.sensitivity} {SENSITIVITY_NAMES[doc.sensitivity]}",
+        "created": _when(doc.created_at),
+        "last referenced": f"{_when(doc.last_referenced)} ({doc.access_count} uses)",
+        "expires": _when(doc.expires_at),
+        "superseded by": doc.superseded_by or "",
+        "pinned": "yes" if doc.pinned else "",
+        "metadata": json.dumps(doc.metadata) if doc.metadata else "",
+    }
+    out.print()
+    for key, value in fields.items():
+        if value:
+            out.print(f"  {key:<16}{value}", markup=False)
+    if len(doc.versions) > 1:
+        out.print("\nversions:")
+        for v in doc.versions:
+            mark = "*" if v.id == doc.id else " "
+            out.print(f" {mark} v{v.version} {v.id} {v.status:<8} {_short(v.text, 70)}", markup=False)
+    if doc.provenance:
+        out.print("\nprovenance:")
+        for p in doc.provenance:
+            out.print(
+                f"  {p.path or p.session_id} lines {p.start_line}-{p.end_line} ({p.project or ''})",
+                markup=False,
+            )
+            if p.excerpt:
+                out.print(f"    {_short(p.excerpt, 200)}", markup=False)
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    json_: JsonOpt = False,
+) -> None:
+    """List every version of a memory, newest first."""
+    with _engine(ctx) as m:
+        result = m.history(m.resolve_id(memory_id))
+    if json_:
+        _emit_json(result)
+        return
+    out = _console()
+    for v in result.versions:
+        out.print(
+            f"v{v.version} {v.id} {v.status:<8} {_when(v.created_at)}  {_short(v.text, 70)}",
+            markup=False,
+        )
+
+
+@app.command()
+def stats(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Counts by status, type, project and decay level."""
+    with _engine(ctx) as m:
+        result = m.stats()
+    if json_:
+        _emit_json(result)
+        return
+    out = _console()
+    out.print(
+        f"{result.total_memories} memories: {result.active_count} active, "
+        f"{result.stale_count} stale (old versions), {result.expired_count} expired"
+    )
+    if result.by_type:
+        out.print("by type: " + ", ".join(f"{k} {v}" for k, v in sorted(result.by_type.items())))
+    if result.by_project:
+        out.print(
+            "by project: " + ", ".join(f"{k} {v}" for k, v in sorted(result.by_project.items()))
+        )
+    out.print(f"pending conflicts: {result.conflicts_pending}")
+    out.print(f"embedder: {result.embedder or 'none yet'} (dimension {result.dimension or '-'})")
+
+
+@app.command()
+def decay(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Run one decay pass: unused memories shrink to summaries, then keywords, then go."""
+    with _engine(ctx) as m:
+        result = m.decay()
+    if json_:
+        _emit_json(result)
+    else:
+        _console().print(
+            f"summarized {result.summarized}, reduced to keywords {result.keywords}, "
+            f"evicted {result.evicted}"
+        )
+
+
+@app.command()
+def restore(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    json_: JsonOpt = False,
+) -> None:
+    """Undo decay on a memory: its original text comes back."""
+    with _engine(ctx) as m:
+        doc = m.restore(m.resolve_id(memory_id))
+    if json_:
+        _emit_json(doc)
+    else:
+        _console().print(f"restored {doc.id}")
+
+
+@app.command()
+def pin(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    off: Annotated[bool, typer.Option("--off", help="Unpin instead.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Pin a memory so it never decays."""
+    with _engine(ctx) as m:
+        doc = m.pin(m.resolve_id(memory_id), not off)
+    if json_:
+        _emit_json(doc)
+    else:
+        _console().print(f"{'unpinned' if off else 'pinned'} {doc.id}")
+
+
+@app.command()
+def export(ctx: typer.Context) -> None:
+    """Write every memory, with versions and provenance, as JSON lines (a backup)."""
+    with _engine(ctx) as m:
+        for doc in m.export():
+            _emit_json(doc)
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def _error_message(exc: BaseException) -> str | None:
+    from pydantic import ValidationError as PydanticError
+
+    from memloom.config import ConfigError
+    from memloom.embed import EmbeddingError
+    from memloom.store.base import StoreError
+
+    if isinstance(exc, PydanticError):
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(x) for x in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            parts.append(f"{where}: {msg}" if where else msg)
+        return "; ".join(parts)
+    if isinstance(exc, CliError | StoreError | ConfigError | EmbeddingError):
+        return str(exc)
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app(args=argv, standalone_mode=False)
+    except (typer.Exit, SystemExit) as exc:
+        code = getattr(exc, "exit_code", None)
+        if code is None:
+            code = getattr(exc, "code", 0)
+        sys.exit(code or 0)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        message = _error_message(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"memloom: error: {message}\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

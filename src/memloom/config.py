@@ -1,0 +1,137 @@
+"""Settings: where memloom keeps its data and which parts it uses.
+
+Precedence, highest first: explicit arguments, environment variables,
+``$MEMLOOM_HOME/config.toml``, built-in defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_HOME = Path("~/.memloom")
+
+
+class ConfigError(ValueError):
+    """A setting is present but unusable; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class DecaySettings:
+    """Ages (hours since last reference) at which a memory moves one decay level."""
+
+    summary_after_hours: float = 24.0
+    keywords_after_hours: float = 24.0 * 7
+    evict_after_hours: float = 24.0 * 30
+    #: A memory recalled at least this many times ages at half speed per extra multiple.
+    resist_access_count: int = 5
+
+
+@dataclass(frozen=True)
+class EmbedderSettings:
+    kind: str = "local"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    dimensions: int | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    database_url: str
+    embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
+    decay: DecaySettings = field(default_factory=DecaySettings)
+    redact: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite file, or None when the store is not SQLite."""
+        url = self.database_url
+        if url.startswith(("postgresql://", "postgres://")):
+            return None
+        if url.startswith("sqlite:///"):
+            return Path(url[len("sqlite:///") :])
+        return Path(url)
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    if home is None:
+        home = os.environ.get("MEMLOOM_HOME") or DEFAULT_HOME
+    return Path(home).expanduser().resolve()
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+
+
+def _decay_settings(section: dict[str, Any]) -> DecaySettings:
+    defaults = DecaySettings()
+    values: dict[str, Any] = {}
+    for key in ("summary_after_hours", "keywords_after_hours", "evict_after_hours"):
+        if key in section:
+            value = section[key]
+            if not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(f"[decay] {key} must be a positive number of hours")
+            values[key] = float(value)
+    if "resist_access_count" in section:
+        value = section["resist_access_count"]
+        if not isinstance(value, int) or value < 1:
+            raise ConfigError("[decay] resist_access_count must be a positive integer")
+        values["resist_access_count"] = value
+    merged = DecaySettings(**{**defaults.__dict__, **values})
+    if not (
+        merged.summary_after_hours <= merged.keywords_after_hours <= merged.evict_after_hours
+    ):
+        raise ConfigError("[decay] ages must grow: summary <= keywords <= evict")
+    return merged
+
+
+def _embedder_settings(section: dict[str, Any]) -> EmbedderSettings:
+    env = os.environ
+    kind = env.get("MEMLOOM_EMBEDDER") or section.get("kind") or "local"
+    dims_raw = env.get("MEMLOOM_EMBED_DIM") or section.get("dimensions")
+    try:
+        dims = int(dims_raw) if dims_raw else None
+    except ValueError as exc:
+        raise ConfigError(f"MEMLOOM_EMBED_DIM must be an integer, got {dims_raw!r}") from exc
+    return EmbedderSettings(
+        kind=kind,
+        model=env.get("MEMLOOM_EMBED_MODEL") or section.get("model"),
+        base_url=env.get("MEMLOOM_EMBED_BASE_URL") or section.get("base_url"),
+        api_key=env.get("MEMLOOM_EMBED_API_KEY") or env.get("OPENAI_API_KEY"),
+        dimensions=dims,
+    )
+
+
+def load_settings(
+    home: str | os.PathLike[str] | None = None, database_url: str | None = None
+) -> Settings:
+    """Read settings without touching the disk beyond ``config.toml``."""
+    home_path = resolve_home(home)
+    raw = _read_toml(home_path / "config.toml")
+    url = database_url or os.environ.get("MEMLOOM_DATABASE_URL") or raw.get("database_url")
+    if not url:
+        url = str(home_path / "memloom.db")
+    return Settings(
+        home=home_path,
+        database_url=url,
+        embedder=_embedder_settings(raw.get("embedder", {})),
+        decay=_decay_settings(raw.get("decay", {})),
+        redact=raw.get("redact", {}),
+        raw=raw,
+    )

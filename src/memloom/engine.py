@@ -1,0 +1,777 @@
+"""Memloom: the one facade every shell (CLI, HTTP, MCP, daemon) calls.
+
+Methods take and return the JSON documents of the HTTP contract (as pydantic
+models; plain dicts are accepted as input), so every shell returns the same JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from memloom import beliefs, decay, ranking
+from memloom.config import Settings, load_settings
+from memloom.embed import Embedder, check_fingerprint, make_embedder
+from memloom.hashing import content_hash, new_id
+from memloom.models import (
+    ConflictInfo,
+    DecayResponse,
+    ExpireRequest,
+    ExpireResponse,
+    ForgetRequest,
+    ForgetResponse,
+    HistoryResponse,
+    ListRequest,
+    ListResponse,
+    MemoryDocument,
+    ProvenanceInfo,
+    RecalledMemory,
+    RecallRequest,
+    RecallResponse,
+    RecallStats,
+    SaveRequest,
+    SaveResponse,
+    SensitiveChunk,
+    StatsResponse,
+    StoreEntry,
+    StoreRequest,
+    StoreResponse,
+    SupersedeRequest,
+    SupersedeResponse,
+    UpdateRequest,
+    UpdateResponse,
+    VersionInfo,
+)
+from memloom.store.base import (
+    ConflictRow,
+    ConflictStateError,
+    DimensionError,
+    MemoryRow,
+    NotFoundError,
+    SearchFilter,
+    Store,
+    StoreError,
+)
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ValidationError(StoreError):
+    """Input that parses but cannot be honoured (HTTP 400/422)."""
+
+
+def _as(model: type[M], value: M | Mapping[str, Any]) -> M:
+    return value if isinstance(value, model) else model.model_validate(value)
+
+
+def _ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def _dt(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _normalize(vec: Sequence[float] | np.ndarray) -> np.ndarray:
+    arr = np.asarray(vec, dtype=np.float32)
+    norm = float(np.linalg.norm(arr))
+    if norm == 0.0 or not np.isfinite(norm):
+        raise ValidationError("embedding must be a non-zero finite vector")
+    return arr / norm
+
+
+def _classify_sensitivity(text: str) -> int:
+    from memloom.detect import classify
+
+    level, _ = classify(text)
+    return int(level)
+
+
+class Memloom:
+    """A memory store with its embedder. Thread-safe; share one per process."""
+
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
+        self.settings = settings
+        self.backend = store
+        self.embedder = embedder
+        self._lock = threading.RLock()
+        stamped = store.get_meta("embedder")
+        check_fingerprint(stamped, embedder)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        with self._lock:
+            self.backend.close()
+
+    def __enter__(self) -> Memloom:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ embedding
+
+    @property
+    def can_embed(self) -> bool:
+        """False when the store holds vectors of another dimension (caller-supplied)."""
+        dim = self.backend.dimension
+        return dim is None or dim == self.embedder.dim
+
+    def _embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
+        if not texts or not self.can_embed:
+            return None
+        vectors = self.embedder.embed(list(texts))
+        if self.backend.get_meta("embedder") is None:
+            with self.backend.transaction():
+                self.backend.set_meta("embedder", self.embedder.fingerprint)
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        return self.embedder.embed_query(text) if self.can_embed else None
+
+    # ------------------------------------------------------------ Distill API
+
+    def store(self, request: StoreRequest | Mapping[str, Any]) -> StoreResponse:
+        """``POST /v1/memory/store``: bulk writes with Distill's distance bands."""
+        req = _as(StoreRequest, request)
+        now = time.time()
+        vectors = self._prepare_vectors(req.entries)
+        sensitivities = [self._sensitivity(e.text, e.sensitivity, e.auto_classify) for e in req.entries]
+        out = StoreResponse()
+        with self._lock, self.backend.transaction():
+            self.backend.expire_due(now)
+            for entry, vec, sens in zip(req.entries, vectors, sensitivities, strict=True):
+                outcome, memory_id, conflicts = self._write_banded(
+                    text=entry.text,
+                    vec=vec,
+                    type_=(entry.type.value if entry.type else "fact"),
+                    tags=entry.tags,
+                    source=entry.source,
+                    metadata=entry.metadata,
+                    project=entry.project,
+                    sensitivity=sens,
+                    expires_at=_ts(entry.expires_at),
+                    session_id=req.session_id,
+                    now=now,
+                )
+                out.ids.append(memory_id)
+                out.conflicts.extend(conflicts)
+                if outcome == "merged":
+                    out.merged += 1
+                elif outcome == "deduplicated":
+                    out.deduplicated += 1
+                else:
+                    out.stored += 1
+            out.total_memories = self.backend.count()
+        return out
+
+    def _prepare_vectors(self, entries: Sequence[StoreEntry]) -> list[np.ndarray | None]:
+        dim = self.backend.dimension
+        vectors: list[np.ndarray | None] = [None] * len(entries)
+        missing: list[int] = []
+        given_dim: int | None = None
+        for i, entry in enumerate(entries):
+            if entry.embedding is None:
+                missing.append(i)
+                continue
+            d = len(entry.embedding)
+            expected = dim if dim is not None else given_dim
+            if expected is not None and d != expected:
+                raise DimensionError(
+                    f"entries[{i}].embedding has {d} dimensions; this store uses {expected}"
+                )
+            given_dim = d
+            vectors[i] = _normalize(entry.embedding)
+        if missing:
+            if dim is None and given_dim is not None and given_dim != self.embedder.dim:
+                embedded = None  # the caller's dimension wins; the rest go keyword-only
+            else:
+                embedded = self._embed_texts([entries[i].text for i in missing])
+            if embedded is not None:
+                for j, i in enumerate(missing):
+                    vectors[i] = embedded[j]
+        return vectors
+
+    def _sensitivity(self, text: str, explicit: int | None, auto: bool) -> int:
+        level = explicit or 0
+        if auto:
+            level = max(level, _classify_sensitivity(text))
+        return level
+
+    def _new_row(
+        self,
+        *,
+        text: str,
+        vec: np.ndarray | None,
+        type_: str,
+        tags: Sequence[str],
+        source: str | None,
+        metadata: dict[str, Any],
+        project: str | None,
+        sensitivity: int,
+        expires_at: float | None,
+        session_id: str | None,
+        now: float,
+        root: MemoryRow | None = None,
+    ) -> MemoryRow:
+        memory_id = new_id()
+        return MemoryRow(
+            id=memory_id,
+            root_id=root.root_id if root else memory_id,
+            version=(root.version + 1) if root else 1,
+            status="active",
+            type=type_,
+            text=text,
+            original_text=None,
+            content_hash=content_hash(text),
+            embedding=vec,
+            source=source,
+            tags=list(tags),
+            metadata=dict(metadata),
+            project=project,
+            sensitivity=sensitivity,
+            session_id=session_id,
+            created_at=now,
+            asserted_at=now,
+            last_referenced=now,
+            expires_at=expires_at,
+        )
+
+    def _merge_into(
+        self,
+        existing: MemoryRow,
+        *,
+        tags: Sequence[str],
+        source: str | None,
+        metadata: dict[str, Any],
+        sensitivity: int,
+        expires_at: float | None,
+        now: float,
+    ) -> None:
+        """Fold a duplicate into the belief it repeats, losing nothing it carried."""
+        meta = beliefs.merge_metadata(existing.metadata, metadata)
+        if source and existing.source and source != existing.source:
+            sources = list(meta.get("also_sources", []))
+            if source not in sources:
+                sources.append(source)
+            meta["also_sources"] = sources
+        self.backend.update(
+            existing.id,
+            tags=beliefs.merge_tags(existing.tags, tags),
+            metadata=meta,
+            source=existing.source or source,
+            sensitivity=max(existing.sensitivity, sensitivity),
+            expires_at=beliefs.later_expiry(existing.expires_at, expires_at),
+            last_referenced=now,
+            access_count=existing.access_count + 1,
+        )
+
+    def _neighbours(
+        self, vec: np.ndarray | None, project: str | None, now: float, k: int = 5
+    ) -> list[beliefs.Neighbour]:
+        if vec is None:
+            return []
+        flt = SearchFilter(project=project, project_mode="exact", alive_at=now)
+        hits = self.backend.vector_search(vec, k, flt)
+        rows = {r.id: r for r in self.backend.get_many([h[0] for h in hits])}
+        return [beliefs.Neighbour(rows[i], s) for i, s in hits if i in rows]
+
+    def _write_banded(
+        self, *, text: str, vec: np.ndarray | None, now: float, **fields: Any
+    ) -> tuple[str, str, list[ConflictInfo]]:
+        """One write on the distance-band path: merged | deduplicated | stored."""
+        project = fields["project"]
+        merge_args = {
+            "tags": fields["tags"],
+            "source": fields["source"],
+            "metadata": fields["metadata"],
+            "sensitivity": fields["sensitivity"],
+            "expires_at": fields["expires_at"],
+            "now": now,
+        }
+        same = self.backend.find_by_hash(content_hash(text), project)
+        if same is not None:
+            self._merge_into(same, **merge_args)
+            return "merged", same.id, []
+        neighbours = self._neighbours(vec, project, now)
+        if neighbours and beliefs.band(neighbours[0].distance) == "duplicate":
+            self._merge_into(neighbours[0].row, **merge_args)
+            return "deduplicated", neighbours[0].row.id, []
+        row = self._new_row(text=text, vec=vec, now=now, **fields)
+        self.backend.insert(row)
+        conflicts = [
+            self._record_conflict(row, n.row, n.distance, "distance band", now)
+            for n in neighbours
+            if beliefs.band(n.distance) == "conflict"
+        ]
+        return "stored", row.id, conflicts
+
+    def _record_conflict(
+        self, new: MemoryRow, existing: MemoryRow, distance: float | None, reason: str, now: float
+    ) -> ConflictInfo:
+        conflict = ConflictRow(
+            id=new_id(),
+            new_id=new.id,
+            existing_id=existing.id,
+            distance=distance,
+            reason=reason,
+            status="pending",
+            resolution=None,
+            created_at=now,
+        )
+        self.backend.add_conflict(conflict)
+        return ConflictInfo(
+            conflict_id=conflict.id,
+            new_id=new.id,
+            new_text=new.text,
+            existing_id=existing.id,
+            existing_text=existing.text,
+            distance=round(distance, 6) if distance is not None else 0.0,
+        )
+
+    def recall(self, request: RecallRequest | Mapping[str, Any]) -> RecallResponse:
+        """``POST /v1/memory/recall``: hybrid search, Distill's score, a token budget."""
+        req = _as(RecallRequest, request)
+        now = time.time()
+        with self._lock:
+            if self.backend.has_due(now):  # type: ignore[attr-defined]
+                with self.backend.transaction():
+                    self.backend.expire_due(now)
+            flt = SearchFilter(
+                statuses=frozenset({"active", "expired"} if req.include_expired else {"active"}),
+                project=req.project,
+                project_mode="scoped" if req.project is not None else "any",
+                types=frozenset(t.value for t in req.types) if req.types else None,
+                tags=frozenset(req.tags) if req.tags else None,
+                max_sensitivity=req.max_sensitivity,
+                alive_at=None if req.include_expired else now,
+            )
+            pool = max(req.max_results * 5, 50)
+            cosine: dict[str, float] = {}
+            keyword: dict[str, float] = {}
+            scorer: ranking.KeywordScorer | None = None
+            if req.query_embedding is not None:
+                qvec = _normalize(req.query_embedding)
+                dim = self.backend.dimension
+                if dim is not None and dim != len(qvec):
+                    raise DimensionError(
+                        f"query_embedding has {len(qvec)} dimensions; this store uses {dim}"
+                    )
+                cosine.update(self.backend.vector_search(qvec, pool, flt))
+            else:
+                query = req.query or ""
+                qvec = self.embed_query(query)
+                if qvec is not None:
+                    cosine.update(self.backend.vector_search(qvec, pool, flt))
+                terms = ranking.query_terms(query)
+                if terms:
+                    df, total = self.backend.document_frequencies([ranking.stem(t) for t in terms])
+                    scorer = ranking.KeywordScorer.build(terms, df, total)
+                    for mid, _ in self.backend.keyword_search(terms, pool, flt):
+                        keyword.setdefault(mid, 0.0)
+            ids = list(dict.fromkeys([*cosine, *keyword]))
+            rows = self.backend.get_many(ids)
+            if qvec is not None and keyword:
+                lacking = [r.id for r in rows if r.id not in cosine]
+                for mid, vec in self.backend.embeddings_for(lacking).items():
+                    cosine[mid] = float(np.dot(vec, qvec))
+            boost = set(req.boost_tags)
+            task = (req.task_context or "").lower()
+            scored: list[tuple[float, float, MemoryRow]] = []
+            for row in rows:
+                if scorer is not None:
+                    sim = ranking.fuse(cosine.get(row.id, 0.0), scorer.coverage(row.text))
+                else:
+                    sim = cosine.get(row.id, 0.0)
+                rel = ranking.relevance(
+                    sim,
+                    ranking.recency(row.last_referenced, now),
+                    req.recency_weight,
+                    boosted=bool(boost.intersection(row.tags)),
+                    task_hit=bool(task and row.source and row.source.lower() in task),
+                )
+                if req.min_relevance is not None and rel < req.min_relevance:
+                    continue
+                scored.append((rel, sim, row))
+            scored.sort(key=lambda item: (-item[0], -item[1], -item[2].last_referenced))
+            chosen, tokens = ranking.within_budget(
+                scored, lambda item: item[2].text, req.max_results, req.max_tokens
+            )
+            if chosen:
+                with self.backend.transaction():
+                    self.backend.touch([item[2].id for item in chosen], now)
+        memories = [
+            RecalledMemory(
+                id=row.id,
+                text=row.text,
+                type=row.type,  # type: ignore[arg-type]
+                source=row.source,
+                tags=row.tags,
+                relevance=round(rel, 6),
+                similarity=round(sim, 6),
+                decay_level=row.decay_level,
+                sensitivity=row.sensitivity,
+                last_referenced=_dt(now),  # type: ignore[arg-type]
+                created_at=_dt(row.created_at),  # type: ignore[arg-type]
+                project=row.project,
+            )
+            for rel, sim, row in chosen
+        ]
+        sensitive = [SensitiveChunk(chunk_id=m.id, sensitivity=m.sensitivity) for m in memories if m.sensitivity > 0]
+        return RecallResponse(
+            memories=memories,
+            stats=RecallStats(candidates=len(scored), returned=len(memories), token_count=tokens),
+            max_sensitivity=max((m.sensitivity for m in memories), default=0),
+            sensitive_chunks=sensitive,
+        )
+
+    def expire(self, request: ExpireRequest | Mapping[str, Any]) -> ExpireResponse:
+        req = _as(ExpireRequest, request)
+        with self._lock, self.backend.transaction():
+            count = self.backend.expire_ids(req.ids, time.time())
+        return ExpireResponse(expired=count)
+
+    def supersede(self, request: SupersedeRequest | Mapping[str, Any]) -> SupersedeResponse:
+        """Expire ``old_id`` with a forward pointer to ``new_id`` (404 unknown, 409 expired)."""
+        req = _as(SupersedeRequest, request)
+        if req.new_id == req.old_id:
+            raise ValidationError("a memory cannot supersede itself")
+        with self._lock, self.backend.transaction():
+            old = self.backend.get(req.old_id)
+            if old is None:
+                raise NotFoundError(f"memory {req.old_id} not found")
+            if req.new_id is not None and self.backend.get(req.new_id) is None:
+                raise NotFoundError(f"memory {req.new_id} not found")
+            if old.status != "active":
+                raise ConflictStateError(f"memory {req.old_id} is already {old.status}")
+            self.backend.update(
+                old.id, status="expired", expired_at=time.time(), superseded_by=req.new_id
+            )
+        return SupersedeResponse(superseded=True)
+
+    def forget(self, request: ForgetRequest | Mapping[str, Any]) -> ForgetResponse:
+        """Delete matching memories with every version of them (criteria combine with AND)."""
+        req = _as(ForgetRequest, request)
+        with self._lock, self.backend.transaction():
+            removed = 0
+            if not req.is_empty:
+                matched = self.backend.select_ids(req.ids, req.tags, _ts(req.before))
+                removed = self._delete_chains(matched)
+            total = self.backend.count()
+        return ForgetResponse(removed=removed, total_memories=total)
+
+    def _delete_chains(self, memory_ids: Sequence[str]) -> int:
+        roots = {r.root_id for r in self.backend.get_many(memory_ids)}
+        chain_ids = {v.id for root in roots for v in self.backend.versions(root)}
+        return self.backend.delete(sorted(chain_ids | set(memory_ids)))
+
+    def stats(self) -> StatsResponse:
+        with self._lock:
+            now = time.time()
+            if self.backend.has_due(now):  # type: ignore[attr-defined]
+                with self.backend.transaction():
+                    self.backend.expire_due(now)
+            raw = self.backend.stats()
+        by_status = raw["by_status"]
+        return StatsResponse(
+            total_memories=raw["total_memories"],
+            active_count=by_status.get("active", 0),
+            expired_count=by_status.get("expired", 0),
+            stale_count=by_status.get("stale", 0),
+            by_decay_level=raw["by_decay_level"],
+            by_source=raw["by_source"],
+            by_type=raw["by_type"],
+            by_project=raw["by_project"],
+            conflicts_pending=raw["conflicts_pending"],
+            oldest_memory=_dt(raw["oldest"]),
+            newest_memory=_dt(raw["newest"]),
+            embedder=self.backend.get_meta("embedder"),
+            dimension=self.backend.dimension,
+        )
+
+    # ------------------------------------------------------------ memloom API
+
+    def save(self, request: SaveRequest | Mapping[str, Any]) -> SaveResponse:
+        """One memory, deduplicated against what is already believed."""
+        req = _as(SaveRequest, request)
+        now = time.time()
+        vectors = self._embed_texts([req.text])
+        vec = None if vectors is None else vectors[0]
+        sens = self._sensitivity(req.text, req.sensitivity, req.auto_classify)
+        with self._lock, self.backend.transaction():
+            self.backend.expire_due(now)
+            outcome, memory_id, conflicts = self._write_banded(
+                text=req.text,
+                vec=vec,
+                type_=req.type.value,
+                tags=req.tags,
+                source=req.source,
+                metadata=req.metadata,
+                project=req.project,
+                sensitivity=sens,
+                expires_at=_ts(req.expires_at),
+                session_id=None,
+                now=now,
+            )
+        if outcome in ("merged", "deduplicated"):
+            return SaveResponse(id=memory_id, outcome="merged")
+        return SaveResponse(
+            id=memory_id, outcome="conflict" if conflicts else "added", conflicts=conflicts
+        )
+
+    def resolve_id(self, memory_id: str) -> str:
+        """Accept a unique prefix (at least 4 characters) as people type ids by hand."""
+        if self.backend.get(memory_id) is not None:
+            return memory_id
+        if len(memory_id) >= 4:
+            found = self.backend.resolve_prefix(memory_id)
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                raise ValidationError(f"id prefix {memory_id!r} is ambiguous: {', '.join(found)}")
+        raise NotFoundError(f"memory {memory_id} not found")
+
+    def _require(self, memory_id: str) -> MemoryRow:
+        row = self.backend.get(memory_id)
+        if row is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        return row
+
+    def update(
+        self, memory_id: str, request: UpdateRequest | Mapping[str, Any] | str
+    ) -> UpdateResponse:
+        """A new version of the belief; the old version turns stale and points forward."""
+        req = UpdateRequest(text=request) if isinstance(request, str) else _as(UpdateRequest, request)
+        vectors = self._embed_texts([req.text])
+        vec = None if vectors is None else vectors[0]
+        now = time.time()
+        with self._lock, self.backend.transaction():
+            old = self._require(memory_id)
+            if old.status != "active":
+                head = self.backend.versions(old.root_id)[0]
+                raise ConflictStateError(
+                    f"memory {memory_id} is {old.status}; update the current version {head.id}"
+                )
+            sens = max(req.sensitivity or 0, _classify_sensitivity(req.text))
+            if req.sensitivity is not None:
+                sens = max(req.sensitivity, sens)
+            row = self._new_row(
+                text=req.text,
+                vec=vec,
+                type_=(req.type.value if req.type else old.type),
+                tags=req.tags if req.tags is not None else old.tags,
+                source=old.source,
+                metadata=req.metadata if req.metadata is not None else old.metadata,
+                project=old.project,
+                sensitivity=sens,
+                expires_at=old.expires_at,
+                session_id=old.session_id,
+                now=now,
+                root=self.backend.versions(old.root_id)[0],
+            )
+            row.pinned = old.pinned
+            row.access_count = old.access_count
+            self.backend.insert(row)
+            self.backend.update(old.id, status="stale", superseded_by=row.id)
+        return UpdateResponse(id=row.id, root_id=row.root_id, version=row.version)
+
+    def history(self, memory_id: str) -> HistoryResponse:
+        with self._lock:
+            row = self._require(memory_id)
+            versions = self.backend.versions(row.root_id)
+        return HistoryResponse(versions=[self._version(v) for v in versions])
+
+    @staticmethod
+    def _version(row: MemoryRow) -> VersionInfo:
+        return VersionInfo(
+            id=row.id,
+            version=row.version,
+            text=row.text,
+            status=row.status,  # type: ignore[arg-type]
+            created_at=_dt(row.created_at),  # type: ignore[arg-type]
+        )
+
+    def _document(
+        self, row: MemoryRow, versions: list[MemoryRow], provenance: list[Any]
+    ) -> MemoryDocument:
+        return MemoryDocument(
+            id=row.id,
+            root_id=row.root_id,
+            version=row.version,
+            status=row.status,  # type: ignore[arg-type]
+            type=row.type,  # type: ignore[arg-type]
+            text=row.text,
+            original_text=row.original_text,
+            source=row.source,
+            tags=row.tags,
+            metadata=row.metadata,
+            project=row.project,
+            sensitivity=row.sensitivity,
+            session_id=row.session_id,
+            created_at=_dt(row.created_at),  # type: ignore[arg-type]
+            asserted_at=_dt(row.asserted_at),  # type: ignore[arg-type]
+            last_referenced=_dt(row.last_referenced),  # type: ignore[arg-type]
+            access_count=row.access_count,
+            expires_at=_dt(row.expires_at),
+            expired_at=_dt(row.expired_at),
+            superseded_by=row.superseded_by,
+            decay_level=row.decay_level,
+            pinned=row.pinned,
+            versions=[self._version(v) for v in versions],
+            provenance=[
+                ProvenanceInfo(
+                    session_id=p.session_id,
+                    path=p.path,
+                    project=p.project,
+                    start_line=p.start_line,
+                    end_line=p.end_line,
+                    excerpt=p.excerpt,
+                )
+                for p in provenance
+            ],
+        )
+
+    def get(self, memory_id: str) -> MemoryDocument:
+        """``GET /v1/memories/{id}``: the memory, its versions and its provenance."""
+        with self._lock:
+            row = self._require(memory_id)
+            versions = self.backend.versions(row.root_id)
+            provenance = self.backend.provenance([v.id for v in versions])
+        return self._document(row, versions, provenance)
+
+    def list(self, request: ListRequest | Mapping[str, Any] | None = None) -> ListResponse:
+        req = _as(ListRequest, request or {})
+        flt = SearchFilter(
+            statuses=frozenset(s.value for s in req.statuses),
+            project=req.project,
+            project_mode="exact" if req.project is not None else "any",
+            types=frozenset(t.value for t in req.types) if req.types else None,
+            tags=frozenset(req.tags) if req.tags else None,
+            max_sensitivity=req.max_sensitivity,
+        )
+        with self._lock:
+            page = self.backend.list(
+                flt,
+                source=req.source,
+                min_sensitivity=req.min_sensitivity,
+                order=req.order,
+                limit=req.limit,
+                cursor=req.cursor,
+            )
+        return ListResponse(
+            memories=[self._document(r, [], []) for r in page.rows],
+            next_cursor=page.next_cursor,
+            total=page.total,
+        )
+
+    def export(self) -> Iterator[MemoryDocument]:
+        """Every memory with its versions and provenance, oldest first (backups, diffs)."""
+        with self._lock:
+            rows = list(self.backend.iter_all())
+        chains: dict[str, list[MemoryRow]] = {}
+        for row in rows:
+            chains.setdefault(row.root_id, []).append(row)
+        for row in rows:
+            versions = sorted(chains[row.root_id], key=lambda v: -v.version)
+            yield self._document(row, versions, self.backend.provenance([row.id]))
+
+    def pin(self, memory_id: str, pinned: bool = True) -> MemoryDocument:
+        with self._lock, self.backend.transaction():
+            self._require(memory_id)
+            self.backend.update(memory_id, pinned=pinned)
+        return self.get(memory_id)
+
+    def restore(self, memory_id: str) -> MemoryDocument:
+        """Undo decay: put the original text back."""
+        with self._lock, self.backend.transaction():
+            row = self._require(memory_id)
+            if row.decay_level and row.original_text is not None:
+                self.backend.update(
+                    memory_id,
+                    text=row.original_text,
+                    original_text=None,
+                    decay_level=0,
+                    last_referenced=time.time(),
+                )
+        return self.get(memory_id)
+
+    # ------------------------------------------------------------ decay
+
+    def decay(self, now: float | None = None) -> DecayResponse:
+        """One decay pass: each memory moves at most one level."""
+        now = time.time() if now is None else now
+        cfg = self.settings.decay
+        out = DecayResponse()
+        moved: set[str] = set()
+        with self._lock, self.backend.transaction():
+            self.backend.expire_due(now)
+            for level in (2, 1, 0):  # highest first, so nothing moves twice
+                hours = decay.threshold_hours(level, cfg)
+                candidates = self.backend.decay_candidates(now - hours * 3600, level, 100_000)
+                evict: list[str] = []
+                for row in candidates:
+                    out.examined += 1
+                    if row.id in moved:
+                        continue
+                    age_h = (now - row.last_referenced) / 3600
+                    if age_h < hours * decay.age_factor(row.access_count, cfg):
+                        continue
+                    moved.add(row.id)
+                    if level == 2:
+                        evict.append(row.id)
+                        continue
+                    original = row.original_text or row.text
+                    shorter = decay.summarize(original) if level == 0 else decay.keywords(original)
+                    self.backend.update(
+                        row.id, text=shorter, original_text=original, decay_level=level + 1
+                    )
+                    if level == 0:
+                        out.summarized += 1
+                    else:
+                        out.keywords += 1
+                if evict:
+                    out.evicted += self._delete_chains(evict)
+        return out
+
+
+def open(  # noqa: A001 - the library's front door, as in ``memloom.open(home)``
+    home: str | None = None,
+    database_url: str | None = None,
+    *,
+    embedder: Embedder | None = None,
+    settings: Settings | None = None,
+) -> Memloom:
+    """Open (creating if needed) the store under ``home`` with the configured embedder."""
+    settings = settings or load_settings(home, database_url)
+    if embedder is None:
+        e = settings.embedder
+        embedder = make_embedder(
+            e.kind, model=e.model, base_url=e.base_url, api_key=e.api_key, dimensions=e.dimensions
+        )
+    store = open_store(settings)
+    try:
+        return Memloom(settings, store, embedder)
+    except Exception:
+        store.close()
+        raise
+
+
+def open_store(settings: Settings) -> Store:
+    if settings.sqlite_path is None:
+        raise StoreError(
+            "PostgreSQL stores are not available in this version; "
+            "unset MEMLOOM_DATABASE_URL to use the embedded SQLite store"
+        )
+    from memloom.store.sqlite import SQLiteStore
+
+    return SQLiteStore(settings.sqlite_path)

@@ -1,0 +1,403 @@
+"""The memory model and the JSON documents of the library, HTTP API and CLI.
+
+One set of pydantic models serves every shell, so the library, ``memloom serve``
+and ``memloom --json`` cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from enum import IntEnum, StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+MAX_TEXT_CHARS = 100_000
+MAX_ENTRIES = 1_000
+MAX_TAGS = 64
+
+
+class MemoryType(StrEnum):
+    fact = "fact"
+    preference = "preference"
+    episode = "episode"
+    procedure = "procedure"
+
+
+class Status(StrEnum):
+    active = "active"
+    stale = "stale"  # an older version, replaced by ``update`` or the belief pipeline
+    expired = "expired"  # expired explicitly, by TTL, or superseded
+
+
+class Sensitivity(IntEnum):
+    NONE = 0
+    PII = 1
+    INTERNAL = 2
+    CREDENTIALS = 3
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Naive timestamps are taken as UTC, so every stored time is comparable."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+UTCDateTime = Annotated[datetime, AfterValidator(_utc)]
+SensitivityLevel = Annotated[int, Field(ge=0, le=3)]
+
+
+def _clean_text(value: str) -> str:
+    if not value or not value.strip():
+        raise ValueError("text must not be empty")
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValueError(f"text is longer than {MAX_TEXT_CHARS} characters")
+    return value
+
+
+def _clean_tags(values: list[str]) -> list[str]:
+    out: list[str] = []
+    for tag in values:
+        tag = tag.strip()
+        if not tag:
+            raise ValueError("tags must not be empty strings")
+        if tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags")
+    return out
+
+
+def _clean_embedding(values: list[float] | None) -> list[float] | None:
+    if values is None:
+        return None
+    if not values:
+        raise ValueError("embedding must not be empty")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("embedding must contain finite numbers only")
+    if not any(values):
+        raise ValueError("embedding must not be all zeros")
+    return values
+
+
+MemoryText = Annotated[str, AfterValidator(_clean_text)]
+Tags = Annotated[list[str], AfterValidator(_clean_tags)]
+Embedding = Annotated[list[float] | None, AfterValidator(_clean_embedding)]
+
+
+class _Request(BaseModel):
+    # A misspelt field would otherwise be dropped without a word.
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------- store
+
+
+class StoreEntry(_Request):
+    text: MemoryText
+    embedding: Embedding = None
+    source: str | None = None
+    tags: Tags = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    sensitivity: SensitivityLevel | None = None
+    auto_classify: bool = False
+    expires_at: UTCDateTime | None = None
+    type: MemoryType | None = None
+    project: str | None = None
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "text": "The API server listens on port 8080 in development.",
+                    "source": "docs/dev.md",
+                    "tags": ["config"],
+                    "type": "fact",
+                    "project": "acme-api",
+                }
+            ]
+        },
+    )
+
+
+class StoreRequest(_Request):
+    session_id: str | None = None
+    entries: list[StoreEntry] = Field(min_length=1, max_length=MAX_ENTRIES)
+
+
+class ConflictInfo(BaseModel):
+    conflict_id: str
+    new_id: str
+    new_text: str
+    existing_id: str
+    existing_text: str
+    distance: float
+
+
+class StoreResponse(BaseModel):
+    stored: int = 0
+    merged: int = 0
+    deduplicated: int = 0
+    total_memories: int = 0
+    ids: list[str] = Field(default_factory=list)
+    conflicts: list[ConflictInfo] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- recall
+
+
+class RecallRequest(_Request):
+    query: str | None = None
+    query_embedding: Embedding = None
+    max_results: int = Field(default=10, ge=1, le=1000)
+    max_tokens: int | None = Field(default=None, ge=1)
+    tags: Tags = Field(default_factory=list)
+    boost_tags: Tags = Field(default_factory=list)
+    task_context: str | None = None
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
+    recency_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    include_expired: bool = False
+    project: str | None = None
+    types: list[MemoryType] = Field(default_factory=list)
+    max_sensitivity: SensitivityLevel | None = None
+
+    @model_validator(mode="after")
+    def _needs_query(self) -> RecallRequest:
+        if not (self.query and self.query.strip()) and self.query_embedding is None:
+            raise ValueError("recall needs a query or a query_embedding")
+        return self
+
+
+class RecalledMemory(BaseModel):
+    id: str
+    text: str
+    type: MemoryType
+    source: str | None
+    tags: list[str]
+    relevance: float
+    similarity: float
+    decay_level: int
+    sensitivity: int
+    last_referenced: datetime
+    created_at: datetime
+    project: str | None
+
+
+class RecallStats(BaseModel):
+    candidates: int = 0
+    returned: int = 0
+    token_count: int = 0
+
+
+class SensitiveChunk(BaseModel):
+    chunk_id: str
+    sensitivity: int
+
+
+class RecallResponse(BaseModel):
+    memories: list[RecalledMemory] = Field(default_factory=list)
+    stats: RecallStats = Field(default_factory=RecallStats)
+    max_sensitivity: int = 0
+    sensitive_chunks: list[SensitiveChunk] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- lifecycle
+
+
+class ExpireRequest(_Request):
+    ids: list[str] = Field(min_length=1, max_length=MAX_ENTRIES)
+
+
+class ExpireResponse(BaseModel):
+    expired: int
+
+
+class SupersedeRequest(_Request):
+    old_id: str = Field(min_length=1)
+    new_id: str | None = None
+
+
+class SupersedeResponse(BaseModel):
+    superseded: bool = True
+
+
+class ForgetRequest(_Request):
+    ids: list[str] = Field(default_factory=list, max_length=MAX_ENTRIES)
+    tags: Tags = Field(default_factory=list)
+    before: UTCDateTime | None = None
+    older_than: UTCDateTime | None = Field(default=None, description="Distill's name for before")
+
+    @model_validator(mode="after")
+    def _alias(self) -> ForgetRequest:
+        if self.before is not None and self.older_than is not None and (
+            self.before != self.older_than
+        ):
+            raise ValueError("before and older_than disagree; send one of them")
+        if self.before is None:
+            self.before = self.older_than
+        self.older_than = None
+        return self
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.ids and not self.tags and self.before is None
+
+
+class ForgetResponse(BaseModel):
+    removed: int
+    total_memories: int
+
+
+class StatsResponse(BaseModel):
+    total_memories: int
+    active_count: int
+    expired_count: int
+    stale_count: int
+    by_decay_level: dict[str, int]
+    by_source: dict[str, int]
+    by_type: dict[str, int]
+    by_project: dict[str, int]
+    conflicts_pending: int
+    oldest_memory: datetime | None = None
+    newest_memory: datetime | None = None
+    embedder: str | None = None
+    dimension: int | None = None
+
+
+# ---------------------------------------------------------------- memloom's own
+
+
+class SaveRequest(_Request):
+    text: MemoryText
+    type: MemoryType = MemoryType.fact
+    tags: Tags = Field(default_factory=list)
+    source: str | None = None
+    project: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    sensitivity: SensitivityLevel | None = None
+    auto_classify: bool = True
+    expires_at: UTCDateTime | None = None
+
+
+SaveOutcome = Literal["added", "merged", "versioned", "conflict"]
+
+
+class SaveResponse(BaseModel):
+    id: str
+    outcome: SaveOutcome
+    conflicts: list[ConflictInfo] = Field(default_factory=list)
+
+
+class UpdateRequest(_Request):
+    text: MemoryText
+    tags: Tags | None = None
+    type: MemoryType | None = None
+    metadata: dict[str, Any] | None = None
+    sensitivity: SensitivityLevel | None = None
+
+
+class UpdateResponse(BaseModel):
+    id: str
+    root_id: str
+    version: int
+
+
+class VersionInfo(BaseModel):
+    id: str
+    version: int
+    text: str
+    status: Status
+    created_at: datetime
+
+
+class HistoryResponse(BaseModel):
+    versions: list[VersionInfo]
+
+
+class ProvenanceInfo(BaseModel):
+    session_id: str | None
+    path: str | None
+    project: str | None
+    start_line: int | None
+    end_line: int | None
+    excerpt: str | None
+
+
+class MemoryDocument(BaseModel):
+    """``GET /v1/memories/{id}``: one belief version with its history and provenance."""
+
+    id: str
+    root_id: str
+    version: int
+    status: Status
+    type: MemoryType
+    text: str
+    original_text: str | None
+    source: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    project: str | None
+    sensitivity: int
+    session_id: str | None
+    created_at: datetime
+    asserted_at: datetime
+    last_referenced: datetime
+    access_count: int
+    expires_at: datetime | None
+    expired_at: datetime | None
+    superseded_by: str | None
+    decay_level: int
+    pinned: bool
+    versions: list[VersionInfo] = Field(default_factory=list)
+    provenance: list[ProvenanceInfo] = Field(default_factory=list)
+
+
+class ListRequest(_Request):
+    """Filters and paging for ``GET /v1/memories`` and ``Memloom.list``."""
+
+    project: str | None = None
+    types: list[MemoryType] = Field(default_factory=list)
+    tags: Tags = Field(default_factory=list)
+    source: str | None = None
+    statuses: list[Status] = Field(default_factory=lambda: [Status.active])
+    max_sensitivity: SensitivityLevel | None = None
+    min_sensitivity: SensitivityLevel | None = None
+    order: Literal["recent", "accessed", "created"] = "recent"
+    limit: int = Field(default=50, ge=1, le=1000)
+    cursor: str | None = None
+
+    @field_validator("statuses")
+    @classmethod
+    def _some_status(cls, value: list[Status]) -> list[Status]:
+        if not value:
+            raise ValueError("statuses must name at least one status")
+        return value
+
+
+class ListResponse(BaseModel):
+    memories: list[MemoryDocument]
+    next_cursor: str | None = None
+    total: int
+
+
+class DecayResponse(BaseModel):
+    summarized: int = 0
+    keywords: int = 0
+    evicted: int = 0
+    examined: int = 0
+
+
+class ErrorResponse(BaseModel):
+    error: str

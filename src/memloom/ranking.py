@@ -1,0 +1,133 @@
+"""Scoring recall candidates: hybrid similarity, the recall score, the token budget.
+
+The score is Distill's: ``(1 - w) * similarity + w * recency + 0.1 (boost tag)
++ 0.05 (source in task context)``, capped at 1. What memloom adds is the
+similarity itself: cosine from the embedding, lifted by keyword coverage so an
+exact identifier the embedding model does not know (``ECONNREFUSED``,
+``settings.py``) still finds its memory.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeVar
+
+import snowballstemmer
+
+#: How far a full keyword match lifts the vector similarity toward 1.
+KEYWORD_WEIGHT = 0.5
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_STEMMER = snowballstemmer.stemmer("porter")  # the algorithm FTS5's porter tokenizer uses
+
+STOPWORDS = frozenset(
+    """a an and are as at be been being but by can could did do does for from had has have
+    he her hers him his how i if in into is it its me my of on or our ours she should so
+    than that the their them then there these they this those to too us was we were what
+    when where which who whom why will with would you your yours about also just any some
+    tell know""".split()
+)
+
+T = TypeVar("T")
+
+
+def recency(last_referenced: float, now: float) -> float:
+    hours = max(0.0, (now - last_referenced) / 3600.0)
+    return 1.0 / (1.0 + hours / 24.0)
+
+
+def relevance(
+    similarity: float,
+    recency_score: float,
+    recency_weight: float,
+    *,
+    boosted: bool = False,
+    task_hit: bool = False,
+) -> float:
+    score = (1.0 - recency_weight) * similarity + recency_weight * recency_score
+    if boosted:
+        score += 0.1
+    if task_hit:
+        score += 0.05
+    return min(1.0, score)
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: close enough for a context budget."""
+    return max(1, math.ceil(len(text) / 4))
+
+
+def within_budget(
+    items: Iterable[T], text_of: Callable[[T], str], max_results: int, max_tokens: int | None
+) -> tuple[list[T], int]:
+    """Take items in order, skipping any that would overflow the token budget."""
+    chosen: list[T] = []
+    used = 0
+    for item in items:
+        if len(chosen) >= max_results:
+            break
+        cost = estimate_tokens(text_of(item))
+        if max_tokens is not None and used + cost > max_tokens:
+            continue
+        chosen.append(item)
+        used += cost
+    return chosen, used
+
+
+def fuse(cosine: float, keyword: float, weight: float = KEYWORD_WEIGHT) -> float:
+    """Soft OR of the two arms: equals the cosine when no keyword matches."""
+    c = min(1.0, max(0.0, cosine))
+    return c + (1.0 - c) * weight * keyword
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+def tokens(text: str) -> list[str]:
+    return [t.casefold() for t in _TOKEN.findall(text)]
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct informative words of a query (all words if every one is a stopword)."""
+    words = tokens(query)
+    kept = [w for w in words if w not in STOPWORDS] or words
+    seen: dict[str, None] = {}
+    for w in kept:
+        seen.setdefault(w, None)
+    return list(seen)
+
+
+@dataclass
+class KeywordScorer:
+    """IDF-weighted share of the query's stems that a text contains, in [0, 1]."""
+
+    weights: dict[str, float]
+
+    @classmethod
+    def build(
+        cls, terms: Sequence[str], doc_freq: dict[str, int], total_docs: int
+    ) -> KeywordScorer:
+        weights: dict[str, float] = {}
+        n = max(total_docs, 1)
+        for term in terms:
+            s = stem(term)
+            df = doc_freq.get(s, 0)
+            weights[s] = max(weights.get(s, 0.0), math.log(1.0 + (n - df + 0.5) / (df + 0.5)))
+        return cls(weights)
+
+    @property
+    def stems(self) -> list[str]:
+        return list(self.weights)
+
+    def coverage(self, text: str) -> float:
+        total = sum(self.weights.values())
+        if total <= 0:
+            return 0.0
+        present = {stem(t) for t in tokens(text)}
+        return sum(w for s, w in self.weights.items() if s in present) / total

@@ -1,0 +1,175 @@
+"""The storage boundary: what the engine needs from a database, nothing more.
+
+SQLite (embedded, default) and PostgreSQL (teams) implement :class:`Store`; the
+engine makes every decision (dedup, conflicts, scoring) on top of these calls,
+so both backends behave the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+ProjectMode = Literal["any", "exact", "scoped"]
+
+
+class StoreError(Exception):
+    """A storage failure the caller can act on (the message says how)."""
+
+
+class NotFoundError(StoreError):
+    pass
+
+
+class ConflictStateError(StoreError):
+    """The operation is not valid in the record's current state (HTTP 409)."""
+
+
+class DimensionError(StoreError):
+    """A vector does not match the store's dimension (HTTP 422)."""
+
+
+@dataclass
+class MemoryRow:
+    """One belief version, as stored. Times are Unix seconds (UTC)."""
+
+    id: str
+    root_id: str
+    version: int
+    status: str
+    type: str
+    text: str
+    original_text: str | None
+    content_hash: str
+    embedding: np.ndarray | None
+    source: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    project: str | None
+    sensitivity: int
+    session_id: str | None
+    created_at: float
+    asserted_at: float
+    last_referenced: float
+    access_count: int = 0
+    expires_at: float | None = None
+    expired_at: float | None = None
+    superseded_by: str | None = None
+    decay_level: int = 0
+    pinned: bool = False
+
+
+@dataclass
+class SearchFilter:
+    """Which rows a search may return."""
+
+    statuses: frozenset[str] = frozenset({"active"})
+    project: str | None = None
+    #: any: ignore project; exact: project == value (NULL matches NULL);
+    #: scoped: project == value or global (NULL).
+    project_mode: ProjectMode = "any"
+    types: frozenset[str] | None = None
+    tags: frozenset[str] | None = None  # any of these tags
+    max_sensitivity: int | None = None
+    #: Exclude rows whose TTL has passed at this time (None: keep them).
+    alive_at: float | None = None
+
+
+@dataclass
+class ConflictRow:
+    id: str
+    new_id: str
+    existing_id: str
+    distance: float | None
+    reason: str | None
+    status: str  # pending | resolved
+    resolution: str | None
+    detail: dict[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+    resolved_at: float | None = None
+
+
+@dataclass
+class ProvenanceRow:
+    memory_id: str
+    session_id: str | None
+    path: str | None
+    project: str | None
+    start_line: int | None
+    end_line: int | None
+    excerpt: str | None
+    created_at: float = 0.0
+
+
+@dataclass
+class ListPage:
+    rows: list[MemoryRow]
+    total: int
+    next_cursor: str | None
+
+
+class Store(Protocol):
+    """The operations the engine uses. Writes happen inside :meth:`transaction`."""
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+    def close(self) -> None: ...
+
+    # meta
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    # memories
+    def insert(self, row: MemoryRow) -> None: ...
+    def update(self, memory_id: str, **fields: Any) -> None: ...
+    def get(self, memory_id: str) -> MemoryRow | None: ...
+    def get_many(self, memory_ids: Sequence[str]) -> list[MemoryRow]: ...
+    def resolve_prefix(self, prefix: str) -> list[str]: ...
+    def versions(self, root_id: str) -> list[MemoryRow]: ...
+    def find_by_hash(self, content_hash: str, project: str | None) -> MemoryRow | None: ...
+    def touch(self, memory_ids: Sequence[str], at: float) -> None: ...
+    def expire_ids(self, memory_ids: Sequence[str], at: float) -> int: ...
+    def expire_due(self, now: float) -> int: ...
+    def delete(self, memory_ids: Sequence[str]) -> int: ...
+    def select_ids(
+        self, ids: Sequence[str], tags: Sequence[str], before: float | None
+    ) -> list[str]: ...
+    def list(
+        self,
+        flt: SearchFilter,
+        *,
+        source: str | None,
+        min_sensitivity: int | None,
+        order: str,
+        limit: int,
+        cursor: str | None,
+    ) -> ListPage: ...
+    def iter_all(self) -> Iterator[MemoryRow]: ...
+    def count(self, status: str | None = None) -> int: ...
+    def stats(self) -> dict[str, Any]: ...
+    def decay_candidates(self, older_than: float, level: int, limit: int) -> list[MemoryRow]: ...
+
+    # search
+    def vector_search(
+        self, query: np.ndarray, k: int, flt: SearchFilter
+    ) -> list[tuple[str, float]]: ...
+    def keyword_search(
+        self, terms: Sequence[str], k: int, flt: SearchFilter
+    ) -> list[tuple[str, float]]: ...
+    def document_frequencies(self, stems: Sequence[str]) -> tuple[dict[str, int], int]: ...
+    def embeddings_for(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+    @property
+    def dimension(self) -> int | None: ...
+
+    # conflicts and provenance
+    def add_conflict(self, row: ConflictRow) -> None: ...
+    def update_conflict(self, conflict_id: str, **fields: Any) -> None: ...
+    def get_conflict(self, conflict_id: str) -> ConflictRow | None: ...
+    def list_conflicts(
+        self, status: str | None, limit: int, offset: int
+    ) -> tuple[list[ConflictRow], int]: ...
+    def add_provenance(self, row: ProvenanceRow) -> None: ...
+    def provenance(self, memory_ids: Sequence[str]) -> list[ProvenanceRow]: ...

@@ -1,0 +1,109 @@
+"""SQLite schema, as an ordered list of migrations.
+
+``PRAGMA user_version`` records how many have run; opening a store runs the rest
+in one transaction each, so an older database is upgraded in place.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: memories, tags, meta
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE memories (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        root_id TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        status TEXT NOT NULL DEFAULT 'active'
+            CHECK (status IN ('active', 'stale', 'expired')),
+        type TEXT NOT NULL DEFAULT 'fact'
+            CHECK (type IN ('fact', 'preference', 'episode', 'procedure')),
+        text TEXT NOT NULL,
+        original_text TEXT,
+        content_hash TEXT NOT NULL,
+        embedding BLOB,
+        source TEXT,
+        tags TEXT NOT NULL DEFAULT '[]',
+        metadata TEXT NOT NULL DEFAULT '{}',
+        project TEXT,
+        sensitivity INTEGER NOT NULL DEFAULT 0 CHECK (sensitivity BETWEEN 0 AND 3),
+        session_id TEXT,
+        created_at REAL NOT NULL,
+        asserted_at REAL NOT NULL,
+        last_referenced REAL NOT NULL,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        expires_at REAL,
+        expired_at REAL,
+        superseded_by TEXT,
+        decay_level INTEGER NOT NULL DEFAULT 0,
+        pinned INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX memories_root ON memories (root_id, version);
+    CREATE INDEX memories_hash ON memories (content_hash);
+    CREATE INDEX memories_status_created ON memories (status, created_at);
+    CREATE INDEX memories_project ON memories (project);
+    CREATE TABLE memory_tags (
+        tag TEXT NOT NULL,
+        memory_rowid INTEGER NOT NULL REFERENCES memories (rowid) ON DELETE CASCADE,
+        PRIMARY KEY (tag, memory_rowid)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_tags_row ON memory_tags (memory_rowid);
+    """,
+    # 2: keyword search (FTS5 with Porter stemming), kept in sync by triggers
+    """
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        text, content='memories', content_rowid='rowid',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE VIRTUAL TABLE memories_vocab USING fts5vocab (memories_fts, 'row');
+    CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, text) VALUES (new.rowid, new.text);
+    END;
+    CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    END;
+    CREATE TRIGGER memories_fts_au AFTER UPDATE OF text ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        INSERT INTO memories_fts (rowid, text) VALUES (new.rowid, new.text);
+    END;
+    INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+    """,
+    # 3: change tracking for other processes' caches, TTL index, conflicts, provenance
+    """
+    ALTER TABLE memories ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX memories_seq ON memories (seq);
+    CREATE INDEX memories_ttl ON memories (expires_at)
+        WHERE status = 'active' AND expires_at IS NOT NULL;
+    CREATE TABLE tombstones (rowid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+    CREATE INDEX tombstones_seq ON tombstones (seq);
+    INSERT OR IGNORE INTO meta (key, value) VALUES ('seq', '0');
+    CREATE TABLE conflicts (
+        id TEXT PRIMARY KEY,
+        new_id TEXT NOT NULL,
+        existing_id TEXT NOT NULL,
+        distance REAL,
+        reason TEXT,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'resolved')),
+        resolution TEXT,
+        detail TEXT NOT NULL DEFAULT '{}',
+        created_at REAL NOT NULL,
+        resolved_at REAL
+    );
+    CREATE INDEX conflicts_status ON conflicts (status, created_at);
+    CREATE INDEX conflicts_new ON conflicts (new_id);
+    CREATE INDEX conflicts_existing ON conflicts (existing_id);
+    CREATE TABLE provenance (
+        id INTEGER PRIMARY KEY,
+        memory_id TEXT NOT NULL,
+        session_id TEXT,
+        path TEXT,
+        project TEXT,
+        start_line INTEGER,
+        end_line INTEGER,
+        excerpt TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX provenance_memory ON provenance (memory_id);
+    """,
+]
