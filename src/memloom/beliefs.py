@@ -31,7 +31,8 @@ class Neighbour:
 
     @property
     def distance(self) -> float:
-        return max(0.0, 1.0 - self.similarity)
+        # Rounded as reported: float32 noise must not move a memory across a band edge.
+        return round(max(0.0, 1.0 - self.similarity), 6)
 
 
 def band(distance: float) -> Band:

@@ -32,6 +32,7 @@ meaning, keywords, recency and tags. Everything runs offline.
 
 Examples:
 
+\b
   memloom save "Run the tests with: make check" --type procedure --project api
   memloom recall "how do I run the tests?" --project api
   memloom show 3f9c2a1b
@@ -43,6 +44,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     add_completion=False,
+    pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -207,9 +209,7 @@ def forget(
     ctx: typer.Context,
     id_: Annotated[list[str] | None, typer.Option("--id", help="A memory id (repeatable).")] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
-    before: Annotated[
-        datetime | None, typer.Option(help="Created before this time (UTC).")
-    ] = None,
+    before: Annotated[datetime | None, typer.Option(help="Created before this time (UTC).")] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Delete memories for good, with all their versions. Criteria combine with AND."""
@@ -321,7 +321,9 @@ def show(
         out.print("\nversions:")
         for v in doc.versions:
             mark = "*" if v.id == doc.id else " "
-            out.print(f" {mark} v{v.version} {v.id} {v.status:<8} {_short(v.text, 70)}", markup=False)
+            out.print(
+                f" {mark} v{v.version} {v.id} {v.status:<8} {_short(v.text, 70)}", markup=False
+            )
     if doc.provenance:
         out.print("\nprovenance:")
         for p in doc.provenance:
@@ -453,23 +455,8 @@ def _error_message(exc: BaseException) -> str | None:
 
 def main(argv: list[str] | None = None) -> None:
     try:
-        app(args=argv, standalone_mode=False)
-    except (typer.Exit, SystemExit) as exc:
-        code = getattr(exc, "exit_code", None)
-        if code is None:
-            code = getattr(exc, "code", 0)
-        sys.exit(code or 0)
-    except typer.Abort:
-        sys.stderr.write("aborted\n")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)
+        app(args=argv, prog_name="memloom")
     except Exception as exc:
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
         message = _error_message(exc)
         if message is None:
             raise

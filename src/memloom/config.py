@@ -94,9 +94,7 @@ def _decay_settings(section: dict[str, Any]) -> DecaySettings:
             raise ConfigError("[decay] resist_access_count must be a positive integer")
         values["resist_access_count"] = value
     merged = DecaySettings(**{**defaults.__dict__, **values})
-    if not (
-        merged.summary_after_hours <= merged.keywords_after_hours <= merged.evict_after_hours
-    ):
+    if not (merged.summary_after_hours <= merged.keywords_after_hours <= merged.evict_after_hours):
         raise ConfigError("[decay] ages must grow: summary <= keywords <= evict")
     return merged
 

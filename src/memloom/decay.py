@@ -14,9 +14,57 @@ from memloom.config import DecaySettings
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[\w./:-]+", re.UNICODE)
 _STOP = frozenset(
-    """that this with from have been were they their which would there about could other
-    into more some than them very when what your also each does will just should because
-    these the and for are was not but you all any can had her his its our out""".split()
+    [
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "been",
+        "were",
+        "they",
+        "their",
+        "which",
+        "would",
+        "there",
+        "about",
+        "could",
+        "other",
+        "into",
+        "more",
+        "some",
+        "than",
+        "them",
+        "very",
+        "when",
+        "what",
+        "your",
+        "also",
+        "each",
+        "does",
+        "will",
+        "just",
+        "should",
+        "because",
+        "these",
+        "the",
+        "and",
+        "for",
+        "are",
+        "was",
+        "not",
+        "but",
+        "you",
+        "all",
+        "any",
+        "can",
+        "had",
+        "her",
+        "his",
+        "its",
+        "our",
+        "out",
+    ]
 )
 
 

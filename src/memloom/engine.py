@@ -146,7 +146,9 @@ class Memloom:
         req = _as(StoreRequest, request)
         now = time.time()
         vectors = self._prepare_vectors(req.entries)
-        sensitivities = [self._sensitivity(e.text, e.sensitivity, e.auto_classify) for e in req.entries]
+        sensitivities = [
+            self._sensitivity(e.text, e.sensitivity, e.auto_classify) for e in req.entries
+        ]
         out = StoreResponse()
         with self._lock, self.backend.transaction():
             self.backend.expire_due(now)
@@ -356,7 +358,11 @@ class Memloom:
                 max_sensitivity=req.max_sensitivity,
                 alive_at=None if req.include_expired else now,
             )
-            pool = max(req.max_results * 5, 50)
+            reranked = bool(
+                req.recency_weight or req.boost_tags or req.task_context or req.max_tokens
+            )
+            # Candidates beyond max_results only matter when something reorders them.
+            pool = max(req.max_results * 5, 50) if reranked else max(req.max_results * 2, 20)
             cosine: dict[str, float] = {}
             keyword: dict[str, float] = {}
             scorer: ranking.KeywordScorer | None = None
@@ -400,7 +406,7 @@ class Memloom:
                     boosted=bool(boost.intersection(row.tags)),
                     task_hit=bool(task and row.source and row.source.lower() in task),
                 )
-                if req.min_relevance is not None and rel < req.min_relevance:
+                if req.min_relevance and rel < req.min_relevance:
                     continue
                 scored.append((rel, sim, row))
             scored.sort(key=lambda item: (-item[0], -item[1], -item[2].last_referenced))
@@ -427,7 +433,11 @@ class Memloom:
             )
             for rel, sim, row in chosen
         ]
-        sensitive = [SensitiveChunk(chunk_id=m.id, sensitivity=m.sensitivity) for m in memories if m.sensitivity > 0]
+        sensitive = [
+            SensitiveChunk(chunk_id=m.id, sensitivity=m.sensitivity)
+            for m in memories
+            if m.sensitivity > 0
+        ]
         return RecallResponse(
             memories=memories,
             stats=RecallStats(candidates=len(scored), returned=len(memories), token_count=tokens),
@@ -450,10 +460,10 @@ class Memloom:
             old = self.backend.get(req.old_id)
             if old is None:
                 raise NotFoundError(f"memory {req.old_id} not found")
-            if req.new_id is not None and self.backend.get(req.new_id) is None:
-                raise NotFoundError(f"memory {req.new_id} not found")
             if old.status != "active":
                 raise ConflictStateError(f"memory {req.old_id} is already {old.status}")
+            if req.new_id is not None and self.backend.get(req.new_id) is None:
+                raise NotFoundError(f"memory {req.new_id} not found")
             self.backend.update(
                 old.id, status="expired", expired_at=time.time(), superseded_by=req.new_id
             )
@@ -551,7 +561,9 @@ class Memloom:
         self, memory_id: str, request: UpdateRequest | Mapping[str, Any] | str
     ) -> UpdateResponse:
         """A new version of the belief; the old version turns stale and points forward."""
-        req = UpdateRequest(text=request) if isinstance(request, str) else _as(UpdateRequest, request)
+        req = (
+            UpdateRequest(text=request) if isinstance(request, str) else _as(UpdateRequest, request)
+        )
         vectors = self._embed_texts([req.text])
         vec = None if vectors is None else vectors[0]
         now = time.time()
@@ -744,7 +756,7 @@ class Memloom:
         return out
 
 
-def open(  # noqa: A001 - the library's front door, as in ``memloom.open(home)``
+def open(
     home: str | None = None,
     database_url: str | None = None,
     *,

@@ -6,11 +6,11 @@ and ``memloom --json`` cannot drift apart.
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -84,9 +84,10 @@ def _clean_embedding(values: list[float] | None) -> list[float] | None:
         return None
     if not values:
         raise ValueError("embedding must not be empty")
-    if not all(math.isfinite(v) for v in values):
+    arr = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(arr).all():
         raise ValueError("embedding must contain finite numbers only")
-    if not any(values):
+    if not arr.any():
         raise ValueError("embedding must not be all zeros")
     return values
 
@@ -241,8 +242,10 @@ class ForgetRequest(_Request):
 
     @model_validator(mode="after")
     def _alias(self) -> ForgetRequest:
-        if self.before is not None and self.older_than is not None and (
-            self.before != self.older_than
+        if (
+            self.before is not None
+            and self.older_than is not None
+            and (self.before != self.older_than)
         ):
             raise ValueError("before and older_than disagree; send one of them")
         if self.before is None:

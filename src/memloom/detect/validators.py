@@ -41,6 +41,22 @@ def has_long_sequence(value: str, run: int = 6) -> bool:
     return False
 
 
+def mostly_sequence(value: str) -> bool:
+    """'abcdefgh', '12345678', 'qwertyuiop': the value is (nearly) all one keyboard run."""
+    low = value.lower()
+    for seq in _SEQUENCES:
+        for size in range(len(seq), 3, -1):
+            for i in range(len(seq) - size + 1):
+                if seq[i : i + size] in low:
+                    if size >= 0.8 * len(low):
+                        return True
+                    break
+            else:
+                continue
+            break
+    return False
+
+
 _REPEAT_RE = re.compile(r"(.)\1{5,}")
 _MASKED_RE = re.compile(r"(?i)(?:x{4,}|\*{3,}|#{3,}|\.{3,}|_{4,}|0{8,}|…)")
 
@@ -95,21 +111,13 @@ _PLACEHOLDER_RE = re.compile(
 )
 
 _PLACEHOLDER_WORDS = frozenset(
-    """
-    password passwd pass pwd secret secrets token tokens key apikey api_key api-key value
-    changeme change_me changeit placeholder example examples sample dummy fake test testing
-    none null nil undefined true false yes no on off empty default required optional
-    redacted hidden masked removed omitted string str text your_token your-token yourtoken
-    your_key your-key yourkey your_secret your_password your-password mypassword mysecret
-    secretkey secret_key secret-key password123 admin root user username guest todo tbd
-    foo bar baz foobar qux hunter2 letmein abc123 123456 12345678 xxx xxxx
-    """.split()
+    ["password", "passwd", "pass", "pwd", "secret", "secrets", "token", "tokens", "key", "apikey", "api_key", "api-key", "value", "changeme", "change_me", "changeit", "placeholder", "example", "examples", "sample", "dummy", "fake", "test", "testing", "none", "null", "nil", "undefined", "true", "false", "yes", "no", "on", "off", "empty", "default", "required", "optional", "redacted", "hidden", "masked", "removed", "omitted", "string", "str", "text", "your_token", "your-token", "yourtoken", "your_key", "your-key", "yourkey", "your_secret", "your_password", "your-password", "mypassword", "mysecret", "secretkey", "secret_key", "secret-key", "password123", "admin", "root", "user", "username", "guest", "todo", "tbd", "foo", "bar", "baz", "foobar", "qux", "hunter2", "letmein", "abc123", "123456", "12345678", "xxx", "xxxx"]
 )
 
 _PLACEHOLDER_PARTS_RE = re.compile(
     r"(?i)(?:^|[_\-.\s])(?:your|my|insert|enter|put|replace|add|fill|paste|some)[_\-.\s]"
     r"|(?:here|goes[_\-]?here|placeholder|example|redacted|changeme)(?:$|[_\-.\s])"
-    r"|^(?:sample|dummy|fake|test|example)[_\-]"
+    r"|^(?:sample|dummy|fake|example)[_\-]"
 )
 
 
@@ -130,9 +138,9 @@ def is_placeholder(value: str) -> bool:
 
 
 _DOTTED_IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+(?:\(\))?$")
+_IDENT_PART_RE = re.compile(r"[A-Za-z_$][\w$]*")
 _CALL_RE = re.compile(r"^[A-Za-z_$][\w$.]*\(.*\)?$")
 _PATH_RE = re.compile(r"^(?:[~.]{0,2}/|[A-Za-z]:\\|\\\\)[^\s]*$|^[\w.\-]+/[\w.\-/]+$")
-_WORDY_RE = re.compile(r"^(?:[A-Za-z][a-z]+|[A-Z]+)(?:[_\-\s.]?(?:[A-Z]?[a-z]+|[A-Z]+|\d{1,2}))*$")
 _FILE_RE = re.compile(r"^[\w\-]+\.(?:pem|key|crt|cer|p12|pfx|jks|json|ya?ml|txt|env|cfg|conf|ini|"
                       r"toml|xml|js|ts|py|sh|keytab|keystore|der|pub|asc|gpg)$", re.I)
 
@@ -143,16 +151,47 @@ def looks_like_code(value: str) -> bool:
     `X25519.key_length`, `getToken()`, `/etc/app.key`, `cert.p12`, `SalesResults`.
     """
     return bool(
-        _DOTTED_IDENT_RE.match(value)
+        (_DOTTED_IDENT_RE.match(value) and _ident_parts(value))
         or _CALL_RE.match(value)
         or _PATH_RE.match(value)
         or _FILE_RE.match(value)
     )
 
 
+def _ident_parts(value: str) -> bool:
+    """Every part of `a.b.c` reads like a programmer's name (short or word-like)."""
+    for part in _IDENT_PART_RE.findall(value):
+        digits = sum(ch.isdigit() for ch in part)
+        if len(part) > 30 or digits > 6 or not (len(part) <= 6 or looks_wordy(part)):
+            return False
+    return True
+
+
+_SEGMENT_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_VOWELS = frozenset("aeiouAEIOU")
+_TRANSITION_RE = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+_CONSONANT_RUN_RE = re.compile(r"[b-df-hj-np-tv-zB-DF-HJ-NP-TV-Z]{5,}")
+
+
 def looks_wordy(value: str) -> bool:
-    """CamelCase / snake_case made of word-like pieces: identifiers, not credentials."""
-    return bool(_WORDY_RE.match(value))
+    """Mostly pronounceable word pieces (`SalesResults-1.2`, `DOC_Vector_5`): a name, not a key.
+
+    Random tokens fail because their letter runs lack vowels or stack consonants.
+    """
+    if len(_TRANSITION_RE.findall(value)) >= 3:
+        return False  # letters and digits interleave: r3r17x5e…
+    total = wordy = 0
+    for seg in _SEGMENT_RE.findall(value):
+        if len(seg) <= 2 and not seg.isdigit():
+            continue  # too short to judge either way
+        total += len(seg)
+        if (
+            not seg.isdigit()
+            and _VOWELS.intersection(seg)
+            and not _CONSONANT_RUN_RE.search(seg)
+        ):
+            wordy += len(seg)
+    return total > 0 and wordy >= 0.75 * total
 
 
 # ----------------------------------------------------------------------------- checksums

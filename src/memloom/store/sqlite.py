@@ -8,6 +8,7 @@ bring its in-memory vector index up to date by reading only what changed.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -37,17 +38,25 @@ _COLUMNS = (
     "asserted_at, last_referenced, access_count, expires_at, expired_at, superseded_by, "
     "decay_level, pinned"
 )
+# Rows as the engine reads them: vectors stay in the index, not in every fetch.
+_ROW_COLUMNS = _COLUMNS.replace("embedding,", "NULL AS embedding,")
 _UPDATABLE = {
     "status", "type", "text", "original_text", "content_hash", "source", "tags", "metadata",
     "project", "sensitivity", "last_referenced", "access_count", "expires_at", "expired_at",
     "superseded_by", "decay_level", "pinned", "asserted_at",
 }  # fmt: skip
+log = logging.getLogger(__name__)
 _CHUNK = 500  # SQLite's default limit on bound parameters is 32766; stay well under it.
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def _qualified(column: str) -> str:
+    column = column.strip()
+    return column if column.startswith("NULL") else "m." + column
 
 
 def _vec_to_blob(vec: np.ndarray | None) -> bytes | None:
@@ -187,11 +196,11 @@ class SQLiteStore:
 
     def close(self) -> None:
         with self._lock:
-            if self._index is not None and self.path != Path(":memory:"):
+            if self._index is not None and str(self.path) != ":memory:":
                 try:
                     self._index.save_ann(self._ann_path, self._seen_seq)
-                except OSError:
-                    pass
+                except OSError as exc:  # only a cache: the next open rebuilds it
+                    log.warning("could not save the vector index to %s: %s", self._ann_path, exc)
             self.db.close()
 
     # ------------------------------------------------------------ meta
@@ -236,7 +245,9 @@ class SQLiteStore:
                 vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
                 vectors = vectors.reshape(len(rows), dim)
                 metas = [RowMeta(r[2], r[3], r[4], r[5], r[6]) for r in rows]
-                saved_seq = index.load_ann(self._ann_path) if len(rows) >= index.ann_threshold else None
+                saved_seq = (
+                    index.load_ann(self._ann_path) if len(rows) >= index.ann_threshold else None
+                )
                 index.bulk_load(rowids, vectors, metas)
                 if saved_seq is not None:
                     deleted = [
@@ -364,7 +375,7 @@ class SQLiteStore:
             self._index.upsert(rowid, None, RowMeta(*r))
 
     def get(self, memory_id: str) -> MemoryRow | None:
-        r = self.db.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        r = self.db.execute(f"SELECT {_ROW_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
         found = r.fetchone()
         return None if found is None else _row(found)[1]
 
@@ -374,7 +385,7 @@ class SQLiteStore:
         for chunk in _chunks(list(memory_ids)):
             marks = ",".join("?" * len(chunk))
             for r in self.db.execute(
-                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", list(chunk)
+                f"SELECT {_ROW_COLUMNS} FROM memories WHERE id IN ({marks})", list(chunk)
             ):
                 row = _row(r)[1]
                 by_id[row.id] = row
@@ -385,7 +396,7 @@ class SQLiteStore:
         for chunk in _chunks(list(rowids)):
             marks = ",".join("?" * len(chunk))
             for r in self.db.execute(
-                f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({marks})", list(chunk)
+                f"SELECT {_ROW_COLUMNS} FROM memories WHERE rowid IN ({marks})", list(chunk)
             ):
                 rowid, row = _row(r)
                 out[rowid] = row
@@ -400,14 +411,15 @@ class SQLiteStore:
 
     def versions(self, root_id: str) -> list[MemoryRow]:
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM memories WHERE root_id = ? ORDER BY version DESC",
+            f"SELECT {_ROW_COLUMNS} FROM memories WHERE root_id = ? ORDER BY version DESC",
             (root_id,),
         )
         return [_row(r)[1] for r in rows]
 
     def find_by_hash(self, content_hash: str, project: str | None) -> MemoryRow | None:
         r = self.db.execute(
-            f"SELECT {_COLUMNS} FROM memories WHERE content_hash = ? AND status = 'active' "
+            f"SELECT {_ROW_COLUMNS} FROM memories INDEXED BY memories_hash "
+            "WHERE content_hash = ? AND status = 'active' "
             "AND project IS ? ORDER BY created_at LIMIT 1",
             (content_hash, project),
         ).fetchone()
@@ -448,14 +460,16 @@ class SQLiteStore:
         """Mark rows whose TTL has passed as expired (at their expiry time)."""
         self._require_tx()
         due = self.db.execute(
-            "SELECT 1 FROM memories WHERE status = 'active' AND expires_at IS NOT NULL "
+            "SELECT 1 FROM memories INDEXED BY memories_ttl WHERE status = 'active' "
+            "AND expires_at IS NOT NULL "
             "AND expires_at <= ? LIMIT 1",
             (now,),
         ).fetchone()
         if due is None:
             return 0
         return self._status_change(
-            "UPDATE memories SET status = 'expired', expired_at = expires_at, seq = :seq "
+            "UPDATE memories INDEXED BY memories_ttl SET status = 'expired', "
+            "expired_at = expires_at, seq = :seq "
             "WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= ? "
             "RETURNING rowid, status, project, type, sensitivity, expires_at",
             [now],
@@ -464,7 +478,8 @@ class SQLiteStore:
     def has_due(self, now: float) -> bool:
         return (
             self.db.execute(
-                "SELECT 1 FROM memories WHERE status = 'active' AND expires_at IS NOT NULL "
+                "SELECT 1 FROM memories INDEXED BY memories_ttl WHERE status = 'active' "
+                "AND expires_at IS NOT NULL "
                 "AND expires_at <= ? LIMIT 1",
                 (now,),
             ).fetchone()
@@ -483,9 +498,7 @@ class SQLiteStore:
                     f"DELETE FROM memories WHERE id IN ({marks}) RETURNING rowid", list(chunk)
                 )
             ]
-            self.db.execute(
-                f"DELETE FROM provenance WHERE memory_id IN ({marks})", list(chunk)
-            )
+            self.db.execute(f"DELETE FROM provenance WHERE memory_id IN ({marks})", list(chunk))
             self.db.execute(
                 f"DELETE FROM conflicts WHERE new_id IN ({marks}) OR existing_id IN ({marks})",
                 [*chunk, *chunk],
@@ -581,7 +594,7 @@ class SQLiteStore:
             page_where += f" AND (m.{key} < ? OR (m.{key} = ? AND m.rowid < ?))"
             page_params += [last_key, last_key, last_rowid]
         rows = self.db.execute(
-            f"SELECT {', '.join('m.' + c.strip() for c in _COLUMNS.split(','))}, m.{key} "
+            f"SELECT {', '.join(_qualified(c) for c in _ROW_COLUMNS.split(','))}, m.{key} "
             f"FROM memories m WHERE {page_where} ORDER BY m.{key} DESC, m.rowid DESC LIMIT ?",
             [*page_params, limit + 1],
         ).fetchall()
@@ -591,7 +604,7 @@ class SQLiteStore:
         return ListPage([_row(r)[1] for r in rows], total_count, next_cursor)
 
     def iter_all(self) -> Iterator[MemoryRow]:
-        cur = self.db.execute(f"SELECT {_COLUMNS} FROM memories ORDER BY rowid")
+        cur = self.db.execute(f"SELECT {_ROW_COLUMNS} FROM memories ORDER BY rowid")
         for r in cur:
             yield _row(r)[1]
 
@@ -630,7 +643,7 @@ class SQLiteStore:
 
     def decay_candidates(self, older_than: float, level: int, limit: int) -> list[MemoryRow]:
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM memories WHERE status = 'active' AND pinned = 0 "
+            f"SELECT {_ROW_COLUMNS} FROM memories WHERE status = 'active' AND pinned = 0 "
             "AND decay_level = ? AND last_referenced < ? ORDER BY last_referenced LIMIT ?",
             (level, older_than, limit),
         )

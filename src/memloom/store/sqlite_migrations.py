@@ -11,7 +11,7 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE memories (
-        rowid INTEGER PRIMARY KEY,
+        rowid INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: caches key on it
         id TEXT NOT NULL UNIQUE,
         root_id TEXT NOT NULL,
         version INTEGER NOT NULL DEFAULT 1,

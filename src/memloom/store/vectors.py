@@ -113,9 +113,7 @@ class VectorIndex:
         self.sens[p] = meta.sensitivity
         self.expires[p] = math.inf if meta.expires_at is None else meta.expires_at
 
-    def bulk_load(
-        self, rowids: np.ndarray, vectors: np.ndarray, metas: list[RowMeta]
-    ) -> None:
+    def bulk_load(self, rowids: np.ndarray, vectors: np.ndarray, metas: list[RowMeta]) -> None:
         """Load many new rows at once (store open)."""
         count = len(rowids)
         if count == 0:
@@ -136,8 +134,10 @@ class VectorIndex:
             self.pos[rowid] = start + i
         self.n = end
         if self._ann is not None:
-            self._ann.add(rowids, vectors)
-            self.ann_dirty = True
+            present = np.asarray(self._ann.contains(rowids), dtype=bool)
+            if not present.all():
+                self._ann.add(rowids[~present], vectors[~present])
+                self.ann_dirty = True
 
     def remove(self, rowid: int) -> None:
         p = self.pos.pop(rowid, None)

@@ -1,0 +1,243 @@
+"""`NAME = value` secrets: one rule for every syntax that binds a value to a secret-like name.
+
+Env files, shell exports, YAML, JSON, TOML, INI, Go/Java/PHP/Python/JS assignments,
+`System.setProperty("TOKEN", "…")`, `<password>…</password>`, `--token=…` flags and
+`password is …` prose all reduce to: an identifier, an operator, a value. The name
+decides whether the value is a secret (its words, read camelCase/snake_case-aware);
+the value decides whether it is a real one (not a placeholder, reference or word).
+Only the value is masked, so `DB_PASSWORD=[redacted:generic-password]` stays readable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .validators import (
+    has_long_sequence,
+    is_placeholder,
+    looks_like_code,
+    looks_masked,
+    looks_random,
+    looks_wordy,
+    mostly_sequence,
+    shannon_entropy,
+)
+
+# Literals (lower-case) that start the search; each occurs inside a secret-like name.
+ANCHORS: tuple[str, ...] = ("token", "secret", "pass", "pwd", "key", "auth", "cred")
+
+# What follows the anchor: rest of the name, a closing quote, an operator, the value.
+_TAIL = re.compile(
+    r"""
+    (?P<rest>[A-Za-z0-9_.\-]*)
+    (?P<close>["'`]?\]?["']?)
+    (?P<type>[ \t]*:[ \t]*&?[A-Za-z_][A-Za-z_.<>\[\]]{0,30}[ \t]*(?==)|[ \t]+(?:string|String|str|\[\]byte)\b)?
+    [ \t]{0,4}
+    (?P<op>:{1,3}=|\?=|\.=|\+=|=>|=(?![=~>])|:(?![:/\\])|,|>)
+    [ \t]{0,8}
+    (?:
+        (?P<q>["'`])(?P<qv>[^\r\n]{1,1000}?)(?:(?P=q)|(?=\r?\n|\Z))
+      | (?P<uv>(?:[^\s"'`,;<>(){}\[\]\\&|]|\\(?![nrt"'\\]))+)
+    )
+    """,
+    re.X,
+)
+# `--token abc` / `--password=abc` on a command line.
+_FLAG_TAIL = re.compile(r"(?P<rest>[A-Za-z0-9_\-]*)[ =](?P<q>[\"']?)(?P<v>[^\s\"'`;|&]{1,500})(?P=q)")
+# `the password is hunter2`.
+_PROSE_TAIL = re.compile(
+    r"(?P<rest>[A-Za-z0-9_]*)\s+(?:is|was|:)\s+(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{6,128})(?P=q)"
+)
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-$")
+_WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+PASSWORD, TOKEN, SECRET, API_KEY, KEY, CREDENTIAL, AUTH = (
+    "generic-password", "generic-token", "generic-secret", "generic-api-key",
+    "generic-key", "generic-credential", "generic-auth",
+)  # fmt: skip
+RULE_IDS = (PASSWORD, TOKEN, SECRET, API_KEY, KEY, CREDENTIAL, AUTH)
+_STRONG = {PASSWORD, TOKEN, SECRET, API_KEY, CREDENTIAL}
+
+_NOUNS = {
+    "password": PASSWORD, "passwd": PASSWORD, "pwd": PASSWORD, "passphrase": PASSWORD,
+    "pass": PASSWORD, "passcode": PASSWORD, "token": TOKEN, "secret": SECRET,
+    "apikey": API_KEY, "credential": CREDENTIAL, "credentials": CREDENTIAL,
+    "creds": CREDENTIAL, "cred": CREDENTIAL, "key": KEY, "auth": AUTH,
+}  # fmt: skip
+# One-word compounds (`APIKEY`, `accesstoken`, `dbpassword`) end with one of these.
+_COMPOUND_ENDS = (
+    ("password", PASSWORD), ("passwd", PASSWORD), ("passphrase", PASSWORD),
+    ("token", TOKEN), ("secret", SECRET), ("apikey", API_KEY), ("secretkey", SECRET),
+    ("accesskey", SECRET), ("privatekey", SECRET), ("authkey", SECRET),
+    ("signingkey", SECRET), ("masterkey", SECRET), ("encryptionkey", SECRET),
+)  # fmt: skip
+# `<word> key` is a secret key; a bare `key` is usually a dict key or an id.
+_KEY_QUALIFIERS = frozenset(
+    ["api", "access", "secret", "private", "client", "signing", "master", "encryption", "auth", "license", "app", "service", "account", "admin", "sas", "storage", "shared", "session", "hmac", "webhook", "deploy", "consumer", "subscription", "write", "read", "management", "root", "user", "bot", "integration", "ingest", "ingestion", "crypto", "cipher", "aes", "jwt", "encrypt", "decrypt", "token"]
+)
+# A secret noun after these is not a secret: publicKey, primaryKey, csrf_token, max_tokens.
+_DENY_BEFORE = frozenset(
+    ["public", "pub", "primary", "foreign", "sort", "partition", "range", "cache", "lookup", "i18n", "translation", "idempotency", "unique", "composite", "next", "page", "pagination", "cursor", "continuation", "csrf", "xsrf", "authenticity", "max", "min", "num", "total", "count", "is", "has", "use", "enable", "enabled", "show", "hide", "toggle", "forgot", "display", "mock", "fake", "dummy", "example", "sample", "placeholder", "foreign", "hotkey"]
+)
+_DENY_ANYWHERE = frozenset({"public", "publishable", "example", "sample"})
+# Words that may follow the secret noun: `API_KEY_PROD`, `SECRET_KEY_BASE`, `token_b64`.
+_ALLOWED_AFTER = frozenset(
+    ["value", "val", "str", "string", "b64", "base64", "hex", "raw", "enc", "encoded", "plain", "plaintext", "data", "prod", "production", "live", "test", "dev", "development", "staging", "stage", "stg", "qa", "uat", "local", "old", "new", "current", "main", "primary", "secondary", "backup", "default", "base", "bytes", "text", "bearer", "v", "override", "env", "secret", "token", "key", "password", "passwd", "pwd", "passphrase", "pass", "apikey", "credential", "credentials", "creds", "cred", "auth", "access", "private"]
+)
+_PASSWORD_AFTER = frozenset({"hash", "digest", "hashed"})
+
+_VERSION_RE = re.compile(r"(?:^|[\-_@:v])\d+\.\d+(?:\.\d+)*(?:[\-.+][\w.]+)?$")
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+@dataclass(frozen=True, slots=True)
+class NameInfo:
+    kind: str  # rule id, e.g. generic-token
+    strong: bool
+
+
+def classify_name(name: str) -> NameInfo | None:
+    """Is this identifier a secret's name? Reads its words; the last secret noun decides."""
+    words = [w.lower() for part in re.split(r"[_.\-$]+", name) for w in _WORD_RE.findall(part)]
+    if not words or _DENY_ANYWHERE.intersection(words):
+        return None
+    found: tuple[int, str] | None = None
+    for i, w in enumerate(words):
+        kind = _NOUNS.get(w)
+        if kind is None:
+            for end, k in _COMPOUND_ENDS:
+                if w.endswith(end):
+                    kind = k
+                    break
+        if kind is not None:
+            found = (i, kind)
+    if found is None:
+        return None
+    i, kind = found
+    prev = words[i - 1] if i > 0 else ""
+    if kind == KEY:
+        if prev == "api":
+            kind = API_KEY
+        elif prev in _KEY_QUALIFIERS:
+            kind = SECRET
+    if prev in _DENY_BEFORE:
+        return None
+    for w in words[i + 1 :]:
+        if w.isdigit() or w in _ALLOWED_AFTER:
+            continue
+        if kind == PASSWORD and w in _PASSWORD_AFTER:
+            continue
+        return None
+    return NameInfo(kind=kind, strong=kind in _STRONG)
+
+
+def value_ok(value: str, info: NameInfo) -> bool:
+    """Is `value` a real secret for a name of this kind (not `${X}`, `getToken()`, `true`)?"""
+    n = len(value)
+    if n > 1000 or any(ch.isspace() for ch in value):
+        return False
+    if is_placeholder(value) or looks_like_code(value) or value.startswith("[redacted:"):
+        return False
+    if _VERSION_RE.search(value) and n < 40:
+        return False
+    has_digit = any(ch.isdigit() for ch in value)
+    if info.kind == PASSWORD:
+        if n < 6 or n > 200:
+            return False
+        symbol = any(not ch.isalnum() and ch not in "_-." for ch in value)
+        if not (has_digit or symbol) and looks_wordy(value):
+            return False
+        return not has_long_sequence(value, 8)
+    if info.strong:
+        if n < 10:
+            return False
+        if value.isdigit():
+            return n >= 10 and not has_long_sequence(value, 5)
+        if looks_wordy(value) or looks_masked(value) or mostly_sequence(value):
+            return False
+        return shannon_entropy(value) >= 2.5
+    # weak names (`key`, `auth`): only values that could not be anything but a token;
+    # slugs such as cache keys (`setup-uv-1-x86_64-linux-0.7.13-f6c6…`) are not
+    if _UUID_RE.match(value) or sum(value.count(c) for c in "-.:/") >= 3:
+        return False
+    return looks_random(value, min_len=16, min_entropy=3.0) and not looks_wordy(value)
+
+
+def name_start(text: str, pos: int, limit: int = 80) -> int:
+    """Index where the identifier containing `pos` begins (scans back over name chars)."""
+    i = pos
+    stop = max(0, pos - limit)
+    while i > stop and text[i - 1] in _NAME_CHARS:
+        i -= 1
+    while i < pos and text[i] in ".-$":
+        i += 1
+    return i
+
+
+Found = tuple[int, int, str]  # (start, end, rule)
+
+
+def scan_assignment(text: str, pos: int, anchor_len: int, seen: set[int]) -> Found | None:
+    """Examine the name around an anchor at `pos`; return the value span to mask, if any."""
+    ns = name_start(text, pos)
+    if ns in seen:
+        return None
+    end_limit = min(len(text), pos + 2048)
+    m = _TAIL.match(text, pos + anchor_len, end_limit)
+    if m is None:
+        return _scan_other(text, ns, pos, anchor_len, seen, end_limit)
+    seen.add(ns)
+    name = text[ns : m.start("rest")] + m.group("rest")
+    op, close = m.group("op"), m.group("close")
+    before = text[ns - 1] if ns > 0 else ""
+    quote = next((ch for ch in close if ch in "\"'`"), "")
+    if quote and before != quote:
+        return None  # `pass", "new_string"`: the quote closes something else
+    if op == "," and not close:
+        return None
+    if op == ">" and (before != "<" or close):
+        return None
+    info = classify_name(name)
+    if info is None:
+        return None
+    if m.group("q"):
+        vs, ve = m.span("qv")
+    else:
+        vs, ve = m.span("uv")
+        while ve > vs and text[ve - 1] in ".:":
+            ve -= 1
+    if ve <= vs:
+        return None
+    value = text[vs:ve]
+    if not value_ok(value, info):
+        return None
+    return vs, ve, info.kind
+
+
+def _scan_other(
+    text: str, ns: int, pos: int, anchor_len: int, seen: set[int], end_limit: int
+) -> Found | None:
+    """Command-line flags (`--token abc`) and prose (`the password is hunter2`)."""
+    if (ns >= 2 and text[ns - 2 : ns] == "--") or (ns >= 1 and text[ns - 1] == "-" and ns - pos < 3):
+        m = _FLAG_TAIL.match(text, pos + anchor_len, end_limit)
+        if m is not None:
+            name = text[ns : m.start("rest")] + m.group("rest")
+            info = classify_name(name)
+            if info is not None and info.strong and value_ok(m.group("v"), info):
+                seen.add(ns)
+                return m.start("v"), m.end("v"), info.kind
+        return None
+    m = _PROSE_TAIL.match(text, pos + anchor_len, end_limit)
+    if m is None:
+        return None
+    name = text[ns : m.start("rest")] + m.group("rest")
+    info = classify_name(name)
+    if info is None or info.kind != PASSWORD:
+        return None
+    value = m.group("v").rstrip(".,;:!?)")
+    if not value_ok(value, info) or not any(ch.isdigit() for ch in value):
+        return None
+    seen.add(ns)
+    return m.start("v"), m.start("v") + len(value), info.kind

@@ -1,0 +1,339 @@
+"""The scanner: find anchors once, run only the rules they point at, merge, mask.
+
+Design (why it is fast in pure `re`): the text is lower-cased once; one trie-shaped
+regex finds every rule anchor that starts a token (`ghp_`, `xoxb-`, `akia`, …) in a
+single pass; a handful of `str.find` loops find the anchors that sit inside identifiers
+(`token`, `secret`, `pass`, …). Each rule then runs with `match`/`search` on a small
+window at its anchor, so 200+ formats cost about one regex pass over the text.
+Number-shaped PII is found by one cheap digit-run regex and confirmed by checksums.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from . import assign, pii, structural
+from .model import (
+    CREDENTIALS,
+    INTERNAL,
+    PII,
+    DetectConfig,
+    Hit,
+    Match,
+    Redaction,
+    compile_allow,
+)
+from .rules import KNOWN_EXAMPLES, RULES, TokenRule
+from .validators import shannon_entropy
+
+STRUCTURAL_RULES = (
+    "authorization-header", "bearer-token", "curl-auth-user", "jwt", "private-key", "url-password",
+)  # fmt: skip
+MARKER_RE = re.compile(r"\[redacted:[a-z0-9][a-z0-9._-]*\]")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_WINDOW = 4096  # how far past its anchor a rule may read
+
+# Which rule names a merged span when several overlap (highest wins, then the longest).
+PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_PII, PRIO_INTERNAL = 5, 4, 3, 2, 1, 0
+
+
+def marker(rule: str) -> str:
+    """The text that replaces a redacted span; MARKER_RE matches it and no rule does."""
+    return f"[redacted:{rule}]"
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """Per-scan scratch state shared by the handlers."""
+
+    cands: list[tuple[int, int, str, int, int]] = field(default_factory=list)
+    seen_names: set[int] = field(default_factory=set)
+
+    def add(self, start: int, end: int, rule: str, level: int, prio: int) -> None:
+        if end > start:
+            self.cands.append((start, end, rule, level, prio))
+
+
+Handler = Callable[[str, int, _Ctx], None]
+
+
+def _token_handler(rule: TokenRule) -> Handler:
+    rx = rule.compile()
+    back, check, min_ent, rid, level = rule.back, rule.check, rule.entropy, rule.id, rule.level
+    group = "s" if "s" in rx.groupindex else 0
+
+    def handle(text: str, pos: int, ctx: _Ctx) -> None:
+        end = min(len(text), pos + _WINDOW)
+        m = rx.search(text, max(0, pos - back), end) if back else rx.match(text, pos, end)
+        if m is None:
+            return
+        s, e = m.span(group)
+        value = text[s:e]
+        if min_ent and shannon_entropy(value) < min_ent:
+            return
+        if check is not None and not check(value):
+            return
+        ctx.add(s, e, rid, level, PRIO_VENDOR)
+
+    return handle
+
+
+def _found_handler(fn: Callable[[str, int], tuple[int, int, str] | None], prio: int) -> Handler:
+    def handle(text: str, pos: int, ctx: _Ctx) -> None:
+        r = fn(text, pos)
+        if r is not None:
+            ctx.add(r[0], r[1], r[2], CREDENTIALS, prio)
+
+    return handle
+
+
+def _assign_handler(anchor_len: int) -> Handler:
+    def handle(text: str, pos: int, ctx: _Ctx) -> None:
+        r = assign.scan_assignment(text, pos, anchor_len, ctx.seen_names)
+        if r is not None:
+            ctx.add(r[0], r[1], r[2], CREDENTIALS, PRIO_GENERIC)
+
+    return handle
+
+
+def _trie_regex(words: Iterable[str]) -> str:
+    """An alternation shaped as a trie, so the regex engine never re-tests a shared prefix."""
+    root: dict[str, dict] = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:
+            body = ("(?:" + body + ")" if len(alts) == 1 and len(body) > 1 else body) + "?"
+        return body
+
+    return emit(root)
+
+
+class Detector:
+    """Secret/PII/internal detection with one compiled rule set (build once, reuse).
+
+    `redact` masks credentials and personal data with `[redacted:rule]` markers and keeps
+    internal host names / private IPs; `classify` reports the highest level found
+    (3 credentials > 2 internal > 1 PII > 0 none) and every finding.
+    """
+
+    def __init__(self, config: DetectConfig | None = None) -> None:
+        self.config = config or DetectConfig()
+        self._allow_exact, self._allow_re = compile_allow(self.config.allow)
+        self._extra = [(spec, spec.compile()) for spec in self.config.extra_patterns]
+
+        bounded: dict[str, list[Handler]] = {}
+        free: dict[str, list[Handler]] = {}
+        for rule in RULES:
+            h = _token_handler(rule)
+            for a in rule.anchors:
+                inside = rule.back > 0 or not a[0].isalnum()
+                (free if inside else bounded).setdefault(a, []).append(h)
+        for a, fn in (
+            ("authorization", structural.scan_auth_header),
+            ("bearer", structural.scan_bearer),
+            ("curl", structural.scan_curl_user),
+            ("eyj", structural.scan_jwt),
+        ):
+            bounded.setdefault(a, []).append(_found_handler(fn, PRIO_STRUCT))
+        for a in assign.ANCHORS:
+            free.setdefault(a, []).append(_assign_handler(len(a)))
+
+        # A trie match returns the longest anchor; give it the handlers of its prefixes too.
+        self._bounded: dict[str, list[Handler]] = {}
+        for lit in bounded:
+            hs: list[Handler] = []
+            for a, ha in bounded.items():
+                if lit.startswith(a):
+                    hs.extend(ha)
+            self._bounded[lit] = hs
+        self._trie = re.compile("[^a-z0-9](?:" + _trie_regex(bounded) + ")")
+        self._free = sorted(free.items())
+
+        self._prio: dict[str, int] = {r.id: PRIO_VENDOR for r in RULES}
+        self._prio.update(dict.fromkeys(STRUCTURAL_RULES, PRIO_STRUCT))
+        self._prio.update(dict.fromkeys(assign.RULE_IDS, PRIO_GENERIC))
+        self._prio.update({spec.name: PRIO_USER for spec in self.config.extra_patterns})
+
+        domains = [(s.lstrip("."), False) for s in pii.INTERNAL_SUFFIXES]
+        domains += [(d.lower().strip().lstrip("."), True) for d in self.config.internal_domains]
+        self._domains = [(d, bare) for d, bare in domains if d]
+
+    # ------------------------------------------------------------------ scanning
+
+    def _credentials(self, text: str, low: str, ctx: _Ctx) -> None:
+        for m in self._trie.finditer(" " + low):
+            pos = m.start()
+            for h in self._bounded[m.group()[1:]]:
+                h(text, pos, ctx)
+        for lit, handlers in self._free:
+            i = low.find(lit)
+            while i >= 0:
+                for h in handlers:
+                    h(text, i, ctx)
+                i = low.find(lit, i + 1)
+        i = text.find("-----BEGIN ")
+        while i >= 0:
+            r = structural.scan_private_key(text, i)
+            if r is not None:
+                ctx.add(r[0], r[1], r[2], CREDENTIALS, PRIO_STRUCT)
+            i = text.find("-----BEGIN ", i + 1)
+        i = text.find("://")
+        while i >= 0:
+            r = structural.scan_url_credentials(text, i)
+            if r is not None:
+                ctx.add(r[0], r[1], r[2], CREDENTIALS, PRIO_STRUCT)
+            i = text.find("://", i + 3)
+        for spec, rx in self._extra:
+            if spec.level == CREDENTIALS:
+                self._run_extra(text, spec.name, rx, spec.level, ctx)
+
+    def _personal(self, text: str, low: str, ctx: _Ctx) -> None:
+        i = text.find("@")
+        while i >= 0:
+            r = pii.scan_email(text, i)
+            if r is not None:
+                ctx.add(r[0], r[1], r[2], PII, PRIO_PII)
+            i = text.find("@", i + 1)
+        found: list[tuple[int, int, str, int]] = []
+        for m in pii.NUMBER_RUN.finditer(text):
+            pii.scan_numbers(text, m.start(), m.end(), found)
+        pii.scan_ibans(text, found)
+        pii.scan_ipv6(text, found)
+        for d, bare in self._domains:
+            needle = d if bare else "." + d
+            i = low.find(needle)
+            while i >= 0:
+                r = pii.scan_internal_host(text, i, i + len(needle), d, bare)
+                if r is not None:
+                    found.append((r[0], r[1], r[2], INTERNAL))
+                i = low.find(needle, i + 1)
+        for s, e, rule, level in found:
+            ctx.add(s, e, rule, level, PRIO_PII if level == PII else PRIO_INTERNAL)
+        for spec, rx in self._extra:
+            if spec.level != CREDENTIALS:
+                self._run_extra(text, spec.name, rx, spec.level, ctx)
+
+    @staticmethod
+    def _run_extra(text: str, name: str, rx: re.Pattern[str], level: int, ctx: _Ctx) -> None:
+        g = 1 if rx.groups else 0
+        for m in rx.finditer(text):
+            s, e = m.span(g)
+            if s >= 0:
+                ctx.add(s, e, name, level, PRIO_USER)
+
+    def _scan(self, text: str, credentials_only: bool = False) -> list[Match]:
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, got {type(text).__name__}")
+        if not text:
+            return []
+        low = text.lower()
+        if len(low) != len(text):  # a few non-ASCII letters change length when lowered
+            low = text.translate(_ASCII_LOWER)
+        ctx = _Ctx()
+        self._credentials(text, low, ctx)
+        if not (credentials_only and ctx.cands):
+            self._personal(text, low, ctx)
+        return self._filter(text, ctx.cands)
+
+    def _filter(self, text: str, cands: list[tuple[int, int, str, int, int]]) -> list[Match]:
+        """Drop allow-listed values and anything overlapping an existing marker; dedupe."""
+        protected = (
+            [m.span() for m in MARKER_RE.finditer(text)] if "[redacted:" in text else []
+        )
+        seen: dict[tuple[int, int, str], Match] = {}
+        for s, e, rule, level, prio in cands:
+            value = text[s:e]
+            if value in KNOWN_EXAMPLES or value in self._allow_exact:
+                continue
+            if any(rx.fullmatch(value) for rx in self._allow_re):
+                continue
+            if protected and any(ps < e and s < pe for ps, pe in protected):
+                continue
+            key = (s, e, rule)
+            if key not in seen:
+                seen[key] = Match(rule, s, e, level, masked=level != INTERNAL)
+        return sorted(seen.values(), key=lambda m: (m.start, -m.end, m.rule))
+
+    # ------------------------------------------------------------------ public API
+
+    def analyze(self, text: str) -> Redaction:
+        """One scan giving everything: redacted text, hits, level, all matches."""
+        matches = self._scan(text)
+        hits = self._merge([m for m in matches if m.masked])
+        return Redaction(
+            text=_apply(text, hits),
+            hits=hits,
+            level=max((m.level for m in matches), default=0),
+            matches=matches,
+        )
+
+    def redact(self, text: str) -> tuple[str, list[Hit]]:
+        """Mask credentials and personal data; offsets in hits index the original text."""
+        hits = self._merge([m for m in self._scan(text) if m.masked])
+        return _apply(text, hits), hits
+
+    def classify(self, text: str) -> tuple[int, list[Match]]:
+        """(highest sensitivity level, every finding) — masked or not."""
+        matches = self._scan(text)
+        return max((m.level for m in matches), default=0), matches
+
+    def max_level(self, text: str) -> int:
+        """Sensitivity level only; skips the PII/internal passes once a credential is seen."""
+        matches = self._scan(text, credentials_only=True)
+        return max((m.level for m in matches), default=0)
+
+    def redact_many(self, texts: Iterable[str]) -> list[tuple[str, list[Hit]]]:
+        return [self.redact(t) for t in texts]
+
+    def _merge(self, matches: list[Match]) -> list[Hit]:
+        """Overlapping masked findings become one hit named by the most specific rule."""
+        hits: list[Hit] = []
+        group: list[Match] = []
+        end = -1
+        for m in matches:  # sorted by start
+            if group and m.start >= end:
+                hits.append(self._hit(group))
+                group = []
+            end = max(end, m.end) if group else m.end
+            group.append(m)
+        if group:
+            hits.append(self._hit(group))
+        return hits
+
+    def _hit(self, group: list[Match]) -> Hit:
+        best = max(group, key=lambda m: (self._prio.get(m.rule, 0), m.end - m.start))
+        return Hit(
+            rule=best.rule,
+            start=min(m.start for m in group),
+            end=max(m.end for m in group),
+            level=max(m.level for m in group),
+        )
+
+
+def _apply(text: str, hits: list[Hit]) -> str:
+    """Replace each hit with its marker, re-emitting the newlines it covered."""
+    if not hits:
+        return text
+    parts: list[str] = []
+    prev = 0
+    for h in hits:
+        parts.append(text[prev : h.start])
+        parts.append(marker(h.rule))
+        nl = text.count("\n", h.start, h.end)
+        if nl:
+            parts.append("\n" * nl)
+        prev = h.end
+    parts.append(text[prev:])
+    return "".join(parts)

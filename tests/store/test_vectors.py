@@ -1,0 +1,114 @@
+"""The in-memory vector index: exact search is the reference; HNSW must agree with it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memloom.store.base import SearchFilter
+from memloom.store.vectors import RowMeta, VectorIndex
+
+
+def clustered(n: int, dim: int = 32, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((max(4, n // 50), dim))
+    x = centers[rng.integers(0, len(centers), n)] + 0.3 * rng.standard_normal((n, dim))
+    x = x.astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def filled(n: int, threshold: int, **meta) -> tuple[VectorIndex, np.ndarray]:
+    x = clustered(n)
+    index = VectorIndex(x.shape[1], ann_threshold=threshold)
+    metas = [
+        RowMeta(
+            meta.get("status", "active"),
+            "p" + str(i % 3) if meta.get("projects") else None,
+            "fact",
+            i % 4,
+            None,
+        )
+        for i in range(n)
+    ]
+    index.bulk_load(np.arange(1, n + 1, dtype=np.int64), x, metas)
+    return index, x
+
+
+def brute(x: np.ndarray, q: np.ndarray, k: int, keep: np.ndarray | None = None) -> list[int]:
+    sims = x @ q
+    if keep is not None:
+        sims = np.where(keep, sims, -np.inf)
+    return [int(i) + 1 for i in np.argsort(-sims)[:k]]
+
+
+def test_exact_search_matches_brute_force():
+    index, x = filled(2000, threshold=10**9)
+    q = x[17]
+    hits = index.search(q, 10, SearchFilter())
+    assert [h[0] for h in hits] == brute(x, q, 10)
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_filters_are_exact_not_approximate():
+    index, x = filled(3000, threshold=500, projects=True)
+    q = x[5]
+    flt = SearchFilter(project="p1", project_mode="exact", max_sensitivity=1)
+    keep = np.array([(i % 3 == 1) and (i % 4 <= 1) for i in range(len(x))])
+    got = [h[0] for h in index.search(q, 10, flt)]
+    assert got == brute(x, q, 10, keep)
+
+
+def test_hnsw_agrees_with_exact_search():
+    index, x = filled(5000, threshold=1000)
+    rng = np.random.default_rng(1)
+    overlap = []
+    for i in rng.integers(0, len(x), 50):
+        q = x[i] + 0.05 * rng.standard_normal(x.shape[1]).astype(np.float32)
+        q /= np.linalg.norm(q)
+        ann = {h[0] for h in index.search(q, 10, SearchFilter())}
+        overlap.append(len(ann & set(brute(x, q, 10))) / 10)
+    assert index._ann is not None
+    assert np.mean(overlap) >= 0.98
+
+
+def test_removed_and_expired_rows_are_never_returned():
+    index, x = filled(1500, threshold=1000)
+    q = x[0]
+    top = [h[0] for h in index.search(q, 3, SearchFilter())]
+    index.remove(top[0])
+    index.upsert(top[1], None, RowMeta("expired", None, "fact", 0, None))
+    again = [h[0] for h in index.search(q, 3, SearchFilter())]
+    assert top[0] not in again and top[1] not in again
+    assert top[2] in again
+
+
+def test_ttl_filter_uses_the_time_given():
+    index = VectorIndex(2, ann_threshold=10**9)
+    index.upsert(
+        1, np.array([1.0, 0.0], dtype=np.float32), RowMeta("active", None, "fact", 0, 100.0)
+    )
+    index.upsert(
+        2, np.array([0.8, 0.6], dtype=np.float32), RowMeta("active", None, "fact", 0, None)
+    )
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    assert [h[0] for h in index.search(q, 5, SearchFilter(alive_at=50.0))] == [1, 2]
+    assert [h[0] for h in index.search(q, 5, SearchFilter(alive_at=150.0))] == [2]
+
+
+def test_saved_graph_is_restored_and_reconciled(tmp_path):
+    index, x = filled(3000, threshold=1000)
+    index.search(x[0], 5, SearchFilter())  # builds the graph
+    path = tmp_path / "idx.hnsw"
+    index.save_ann(path, seq=7)
+
+    fresh = VectorIndex(x.shape[1], ann_threshold=1000)
+    assert fresh.load_ann(path) == 7
+    metas = [RowMeta("active", None, "fact", 0, None)] * len(x)
+    fresh.bulk_load(np.arange(1, len(x) + 1, dtype=np.int64), x, metas)
+    # A row added after the save, and one deleted after it.
+    extra = clustered(1, seed=9)[0]
+    fresh.upsert(9999, extra, RowMeta("active", None, "fact", 0, None))
+    fresh.remove(1)
+    fresh.reconcile_ann([1])
+    assert fresh.search(extra, 1, SearchFilter())[0][0] == 9999
+    assert 1 not in {h[0] for h in fresh.search(x[0], 5, SearchFilter())}

@@ -1,0 +1,125 @@
+"""The ``memloom`` command, run as a real process and in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from memloom.cli import main
+
+
+def run(home, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMLOOM_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "memloom.cli", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def cli(capsys, home, *args: str) -> tuple[int, str, str]:
+    code = 0
+    try:
+        main(["--home", str(home), *args])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_explains_itself(tmp_path):
+    res = run(tmp_path, "--help")
+    assert res.returncode == 0
+    for word in ("save", "recall", "forget", "MEMLOOM_HOME", "Examples"):
+        assert word in res.stdout
+    assert 'memloom recall "how do I run the tests?"' in res.stdout
+
+
+@pytest.mark.slow
+def test_save_then_recall_end_to_end_as_processes(tmp_path):
+    saved = run(tmp_path, "save", "Run the tests with make check", "--type", "procedure",
+                "--tag", "testing", "--project", "api", "--json")  # fmt: skip
+    assert saved.returncode == 0, saved.stderr
+    doc = json.loads(saved.stdout)
+    assert doc["outcome"] == "added" and doc["conflicts"] == []
+
+    found = run(tmp_path, "recall", "how do I run the tests?", "--project", "api", "--json")
+    assert found.returncode == 0, found.stderr
+    result = json.loads(found.stdout)
+    assert result["memories"][0]["id"] == doc["id"]
+    assert result["memories"][0]["type"] == "procedure"
+    assert set(result) >= {"memories", "stats", "max_sensitivity", "sensitive_chunks"}
+
+    human = run(tmp_path, "recall", "tests")
+    assert doc["id"] in human.stdout and "procedure" in human.stdout
+
+
+def test_lifecycle_commands_print_the_documents(capsys, tmp_path):
+    code, out, _ = cli(capsys, tmp_path, "save", "deploys happen on Tuesday", "--json")
+    assert code == 0
+    first = json.loads(out)["id"]
+
+    code, out, _ = cli(
+        capsys, tmp_path, "update", first[:6], "deploys happen on Wednesday", "--json"
+    )
+    assert code == 0
+    updated = json.loads(out)
+    assert updated["root_id"] == first and updated["version"] == 2
+
+    code, out, _ = cli(capsys, tmp_path, "history", first, "--json")
+    versions = json.loads(out)["versions"]
+    assert [v["version"] for v in versions] == [2, 1]
+
+    code, out, _ = cli(capsys, tmp_path, "show", updated["id"], "--json")
+    shown = json.loads(out)
+    assert shown["text"] == "deploys happen on Wednesday" and len(shown["versions"]) == 2
+    assert {"provenance", "versions", "sensitivity", "status"} <= set(shown)
+
+    code, out, _ = cli(capsys, tmp_path, "show", updated["id"])
+    assert "versions:" in out and "deploys happen on Wednesday" in out
+
+    code, out, _ = cli(capsys, tmp_path, "save", "the linter is ruff", "--json")
+    other = json.loads(out)["id"]
+    code, out, _ = cli(capsys, tmp_path, "supersede", other, updated["id"], "--json")
+    assert json.loads(out) == {"superseded": True}
+    code, out, err = cli(capsys, tmp_path, "supersede", other, updated["id"])
+    assert code == 1 and "already expired" in err and err.count("\n") == 1
+
+    code, out, _ = cli(capsys, tmp_path, "expire", updated["id"], "--json")
+    assert json.loads(out) == {"expired": 1}
+
+    code, out, _ = cli(capsys, tmp_path, "stats", "--json")
+    stats = json.loads(out)
+    assert (stats["total_memories"], stats["expired_count"], stats["stale_count"]) == (3, 2, 1)
+
+    code, out, _ = cli(capsys, tmp_path, "forget", "--id", first, "--json")
+    assert json.loads(out) == {"removed": 2, "total_memories": 1}
+
+    code, out, _ = cli(capsys, tmp_path, "decay", "--json")
+    assert json.loads(out)["evicted"] == 0
+
+
+def test_errors_are_one_line_and_non_zero(capsys, tmp_path):
+    code, _, err = cli(capsys, tmp_path, "show", "ffffffffffffffff")
+    assert code == 1 and err == "memloom: error: memory ffffffffffffffff not found\n"
+    code, _, err = cli(capsys, tmp_path, "save", "   ")
+    assert code == 1 and "text must not be empty" in err and "Traceback" not in err
+    code, _, err = cli(capsys, tmp_path, "forget")
+    assert code == 1 and "say what to forget" in err
+    code, _, err = cli(capsys, tmp_path, "save", "x", "--type", "opinion")
+    assert code == 1 and "type" in err
+    code, _, err = cli(capsys, tmp_path, "recall", "x", "--limit", "0")
+    assert code == 2  # usage error from the argument parser
+
+
+def test_bad_config_is_reported_clearly(capsys, tmp_path):
+    (tmp_path / "config.toml").write_text("[decay\nbroken")
+    code, _, err = cli(capsys, tmp_path, "stats")
+    assert code == 1 and "config.toml is not valid TOML" in err

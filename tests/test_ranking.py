@@ -1,0 +1,53 @@
+"""Scoring pieces: fusion, the Distill score, the budget, keyword coverage."""
+
+from __future__ import annotations
+
+import pytest
+
+from memloom import ranking
+
+
+def test_fusion_equals_cosine_without_keywords_and_lifts_with_them():
+    assert ranking.fuse(0.4, 0.0) == pytest.approx(0.4)
+    assert ranking.fuse(0.4, 1.0) == pytest.approx(0.4 + 0.6 * ranking.KEYWORD_WEIGHT)
+    assert ranking.fuse(-0.3, 0.0) == 0.0
+    assert 0.0 <= ranking.fuse(1.0, 1.0) <= 1.0
+
+
+def test_relevance_formula_and_cap():
+    assert ranking.relevance(0.5, 1.0, 0.2) == pytest.approx(0.8 * 0.5 + 0.2)
+    assert ranking.relevance(0.5, 0.0, 0.0, boosted=True) == pytest.approx(0.6)
+    assert ranking.relevance(0.5, 0.0, 0.0, task_hit=True) == pytest.approx(0.55)
+    assert ranking.relevance(0.97, 0.0, 0.0, boosted=True, task_hit=True) == 1.0
+
+
+def test_recency_halves_after_a_day():
+    now = 1_000_000.0
+    assert ranking.recency(now, now) == 1.0
+    assert ranking.recency(now - 24 * 3600, now) == pytest.approx(0.5)
+    assert ranking.recency(now + 60, now) == 1.0  # clock skew never exceeds 1
+
+
+def test_budget_skips_what_does_not_fit_and_keeps_going():
+    items = ["x" * 400, "y" * 40, "z" * 4000, "w" * 40]  # 100, 10, 1000, 10 tokens
+    chosen, used = ranking.within_budget(items, lambda s: s, 10, 120)
+    assert chosen == ["x" * 400, "y" * 40, "w" * 40]
+    assert used == 120
+    chosen, _ = ranking.within_budget(items, lambda s: s, 2, None)
+    assert len(chosen) == 2
+
+
+def test_query_terms_drop_stopwords_but_never_everything():
+    assert ranking.query_terms("What is the port of the API server?") == ["port", "api", "server"]
+    assert ranking.query_terms("what is it") == ["what", "is", "it"]
+    assert ranking.query_terms("ECONNREFUSED in settings_local.py") == [
+        "econnrefused", "settings", "local", "py",
+    ]  # fmt: skip
+
+
+def test_keyword_coverage_weights_rare_terms():
+    scorer = ranking.KeywordScorer.build(["econnrefused", "error"], {"error": 900}, 1000)
+    assert scorer.coverage("got ECONNREFUSED from redis") > 0.9
+    assert scorer.coverage("an error happened") < 0.1
+    assert scorer.coverage("nothing relevant") == 0.0
+    assert scorer.coverage("Errors and ECONNREFUSED") == pytest.approx(1.0)
