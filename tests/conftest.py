@@ -14,11 +14,26 @@ _MEMLOOM_ENV = (
     "MEMLOOM_DATABASE_URL",
     "MEMLOOM_EMBEDDER",
     "MEMLOOM_EMBED_MODEL",
-    "MEMLOOM_EMBED_DIM",
+    "MEMLOOM_EMBED_DIMENSIONS",
+    "MEMLOOM_LLM",
+    "MEMLOOM_LLM_MODEL",
+    "MEMLOOM_LLM_BASE_URL",
+    "MEMLOOM_LLM_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CONFIG_DIR",
+    "MEMLOOM_DAILY_CAP",
     "MEMLOOM_EMBED_BASE_URL",
     "MEMLOOM_EMBED_API_KEY",
     "MEMLOOM_ANN_THRESHOLD",
 )
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch) -> None:
+    """No test may read or write the user's real memloom or Claude Code setup."""
+    for name in _MEMLOOM_ENV:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -253,3 +253,30 @@ def m_real(tmp_path):
     engine = memloom.open(home=str(tmp_path))
     yield engine
     engine.close()
+
+
+def test_openai_compatible_embedder_from_the_environment(tmp_path, monkeypatch):
+    from tests.support.openai_server import ScriptedOpenAI
+
+    server = ScriptedOpenAI(dim=48)
+    try:
+        monkeypatch.setenv("MEMLOOM_EMBEDDER", "openai")
+        monkeypatch.setenv("MEMLOOM_EMBED_BASE_URL", server.base_url)
+        monkeypatch.setenv("MEMLOOM_EMBED_MODEL", "scripted-embed")
+        monkeypatch.setenv("MEMLOOM_EMBED_API_KEY", "sk-test-not-a-real-key")
+        with memloom.open(home=str(tmp_path)) as engine:
+            engine.save({"text": "the deploy script lives in tools/deploy.sh"})
+            engine.save({"text": "lunch is at noon"})
+            found = engine.recall({"query": "where is the deploy script"}).memories
+            assert found[0].text == "the deploy script lives in tools/deploy.sh"
+            assert engine.stats().embedder == "openai:scripted-embed@48"
+        paths = [p for p, _ in server.requests]
+        assert paths and all(p == "/v1/embeddings" for p in paths)
+        assert all(body["model"] == "scripted-embed" for _, body in server.requests)
+        # The store now belongs to that embedder: the local default is refused.
+        for name in ("MEMLOOM_EMBEDDER", "MEMLOOM_EMBED_MODEL", "MEMLOOM_EMBED_BASE_URL"):
+            monkeypatch.delenv(name)
+        with pytest.raises(EmbedderMismatchError, match="openai:scripted-embed@48"):
+            memloom.open(home=str(tmp_path))
+    finally:
+        server.close()

@@ -102,11 +102,11 @@ def _decay_settings(section: dict[str, Any]) -> DecaySettings:
 def _embedder_settings(section: dict[str, Any]) -> EmbedderSettings:
     env = os.environ
     kind = env.get("MEMLOOM_EMBEDDER") or section.get("kind") or "local"
-    dims_raw = env.get("MEMLOOM_EMBED_DIM") or section.get("dimensions")
+    dims_raw = env.get("MEMLOOM_EMBED_DIMENSIONS") or section.get("dimensions")
     try:
         dims = int(dims_raw) if dims_raw else None
     except ValueError as exc:
-        raise ConfigError(f"MEMLOOM_EMBED_DIM must be an integer, got {dims_raw!r}") from exc
+        raise ConfigError(f"MEMLOOM_EMBED_DIMENSIONS must be an integer, got {dims_raw!r}") from exc
     return EmbedderSettings(
         kind=kind,
         model=env.get("MEMLOOM_EMBED_MODEL") or section.get("model"),

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from memloom import beliefs, decay, ranking
-from memloom.config import Settings, load_settings
+from memloom.config import ConfigError, Settings, load_settings
 from memloom.embed import Embedder, check_fingerprint, make_embedder
 from memloom.hashing import content_hash, new_id
 from memloom.models import (
@@ -767,9 +767,16 @@ def open(
     settings = settings or load_settings(home, database_url)
     if embedder is None:
         e = settings.embedder
-        embedder = make_embedder(
-            e.kind, model=e.model, base_url=e.base_url, api_key=e.api_key, dimensions=e.dimensions
-        )
+        try:
+            embedder = make_embedder(
+                e.kind,
+                model=e.model,
+                base_url=e.base_url,
+                api_key=e.api_key,
+                dimensions=e.dimensions,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"embedder settings: {exc}") from exc
     store = open_store(settings)
     try:
         return Memloom(settings, store, embedder)

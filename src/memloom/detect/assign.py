@@ -38,7 +38,7 @@ _TAIL = re.compile(
     [ \t]{0,8}
     (?:
         (?P<q>["'`])(?P<qv>[^\r\n]{1,1000}?)(?:(?P=q)|(?=\r?\n|\Z))
-      | (?P<uv>(?:[^\s"'`,;<>(){}\[\]\\&|]|\\(?![nrt"'\\]))+)
+      | (?P<uv>(?:[^\s"'`,;<>(){}\[\]\\&|]|&(?![A-Za-z_][\w.\-]*=)|\\(?![nrt"'\\]))+)
     )
     """,
     re.X,
@@ -179,21 +179,38 @@ def name_start(text: str, pos: int, limit: int = 80) -> int:
 Found = tuple[int, int, str]  # (start, end, rule)
 
 
+_KEY_PREFIX_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ .-$")
+
+
+def _opened_by(text: str, ns: int, quote: str) -> bool:
+    """Is the name inside a quoted key such as `"facebook access_token"`?"""
+    i = ns - 1
+    stop = max(0, ns - 40)
+    while i >= stop and text[i] in _KEY_PREFIX_CHARS:
+        i -= 1
+    return i >= 0 and text[i] == quote
+
+
 def scan_assignment(text: str, pos: int, anchor_len: int, seen: set[int]) -> Found | None:
-    """Examine the name around an anchor at `pos`; return the value span to mask, if any."""
+    """Examine the name around an anchor at `pos`; return the value span to mask, if any.
+
+    The cheap forward match runs first, so the usual anchor in prose ("tokens are")
+    costs one failed regex match.
+    """
+    end_limit = min(len(text), pos + 2048)
+    after = pos + anchor_len
+    m = _TAIL.match(text, after, end_limit)
+    if m is None:
+        return _scan_other(text, pos, after, seen, end_limit)
     ns = name_start(text, pos)
     if ns in seen:
         return None
-    end_limit = min(len(text), pos + 2048)
-    m = _TAIL.match(text, pos + anchor_len, end_limit)
-    if m is None:
-        return _scan_other(text, ns, pos, anchor_len, seen, end_limit)
     seen.add(ns)
     name = text[ns : m.start("rest")] + m.group("rest")
     op, close = m.group("op"), m.group("close")
     before = text[ns - 1] if ns > 0 else ""
     quote = next((ch for ch in close if ch in "\"'`"), "")
-    if quote and before != quote:
+    if quote and before != quote and not _opened_by(text, ns, quote):
         return None  # `pass", "new_string"`: the quote closes something else
     if op == "," and not close:
         return None
@@ -216,27 +233,30 @@ def scan_assignment(text: str, pos: int, anchor_len: int, seen: set[int]) -> Fou
     return vs, ve, info.kind
 
 
-def _scan_other(
-    text: str, ns: int, pos: int, anchor_len: int, seen: set[int], end_limit: int
-) -> Found | None:
+def _scan_other(text: str, pos: int, after: int, seen: set[int], end_limit: int) -> Found | None:
     """Command-line flags (`--token abc`) and prose (`the password is hunter2`)."""
-    if (ns >= 2 and text[ns - 2 : ns] == "--") or (ns >= 1 and text[ns - 1] == "-" and ns - pos < 3):
-        m = _FLAG_TAIL.match(text, pos + anchor_len, end_limit)
-        if m is not None:
-            name = text[ns : m.start("rest")] + m.group("rest")
-            info = classify_name(name)
-            if info is not None and info.strong and value_ok(m.group("v"), info):
-                seen.add(ns)
-                return m.start("v"), m.end("v"), info.kind
-        return None
-    m = _PROSE_TAIL.match(text, pos + anchor_len, end_limit)
+    if text.rfind("--", max(0, pos - 40), pos) >= 0:
+        m = _FLAG_TAIL.match(text, after, end_limit)
+        ns = name_start(text, pos)
+        if m is None or ns < 2 or text[ns - 2 : ns] != "--" or ns in seen:
+            return None
+        name = text[ns : m.start("rest")] + m.group("rest")
+        info = classify_name(name)
+        if info is None or not info.strong or not value_ok(m.group("v"), info):
+            return None
+        seen.add(ns)
+        return m.start("v"), m.end("v"), info.kind
+    if text[pos : pos + 2] not in ("pa", "pw", "PA", "PW", "Pa", "Pw"):
+        return None  # prose form only for passwords
+    m = _PROSE_TAIL.match(text, after, end_limit)
     if m is None:
         return None
+    ns = name_start(text, pos)
     name = text[ns : m.start("rest")] + m.group("rest")
     info = classify_name(name)
-    if info is None or info.kind != PASSWORD:
+    if info is None or info.kind != PASSWORD or ns in seen:
         return None
-    value = m.group("v").rstrip(".,;:!?)")
+    value = m.group("v").rstrip(".,;:?)")
     if not value_ok(value, info) or not any(ch.isdigit() for ch in value):
         return None
     seen.add(ns)

@@ -1,10 +1,13 @@
 """The scanner: find anchors once, run only the rules they point at, merge, mask.
 
-Design (why it is fast in pure `re`): the text is lower-cased once; one trie-shaped
-regex finds every rule anchor that starts a token (`ghp_`, `xoxb-`, `akia`, …) in a
-single pass; a handful of `str.find` loops find the anchors that sit inside identifiers
-(`token`, `secret`, `pass`, …). Each rule then runs with `match`/`search` on a small
-window at its anchor, so 200+ formats cost about one regex pass over the text.
+Design (why it is fast in pure `re`): the text is turned once into a byte "scan buffer"
+(ASCII-lowered, every separator such as quotes, `=`, `:`, brackets and whitespace
+mapped to a space, each non-ASCII character to one byte, so offsets are unchanged).
+In that buffer every token starts after a space, so one trie-shaped regex led by the
+literal b" " finds all anchors that start a token (`ghp_`, `xoxb-`, `akia`, …) in a
+single fast pass, and a few `bytes.find` loops find the anchors that sit inside
+identifiers (`token`, `secret`, `pass`, …). Each rule then runs `match`/`search` on a
+small window of the original text at its anchor, so 150+ formats cost about one pass.
 Number-shaped PII is found by one cheap digit-run regex and confirmed by checksums.
 """
 
@@ -33,11 +36,23 @@ STRUCTURAL_RULES = (
     "authorization-header", "bearer-token", "curl-auth-user", "jwt", "private-key", "url-password",
 )  # fmt: skip
 MARKER_RE = re.compile(r"\[redacted:[a-z0-9][a-z0-9._-]*\]")
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_SEPARATORS = b" \t\n\r\f\v\"'`=:,;()[]{}<>|/\\@*!?&#%^$"
+_SCAN_TABLE = bytes.maketrans(
+    string.ascii_uppercase.encode() + _SEPARATORS,
+    string.ascii_lowercase.encode() + b" " * len(_SEPARATORS),
+)
+
+
+def scan_buffer(raw: bytes) -> bytes:
+    """b" " + the ASCII view lowered, separators as spaces: byte i+1 is character i."""
+    return b" " + raw.translate(_SCAN_TABLE)
+
+
 _WINDOW = 4096  # how far past its anchor a rule may read
 
 # Which rule names a merged span when several overlap (highest wins, then the longest).
 PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_PII, PRIO_INTERNAL = 5, 4, 3, 2, 1, 0
+_PII_RULES = ("email", "phone-number", "credit-card", "us-ssn", "iban")
 
 
 def marker(rule: str) -> str:
@@ -49,12 +64,12 @@ def marker(rule: str) -> str:
 class _Ctx:
     """Per-scan scratch state shared by the handlers."""
 
-    cands: list[tuple[int, int, str, int, int]] = field(default_factory=list)
+    cands: list[tuple[int, int, str, int]] = field(default_factory=list)
     seen_names: set[int] = field(default_factory=set)
 
-    def add(self, start: int, end: int, rule: str, level: int, prio: int) -> None:
+    def add(self, start: int, end: int, rule: str, level: int) -> None:
         if end > start:
-            self.cands.append((start, end, rule, level, prio))
+            self.cands.append((start, end, rule, level))
 
 
 Handler = Callable[[str, int, _Ctx], None]
@@ -76,16 +91,16 @@ def _token_handler(rule: TokenRule) -> Handler:
             return
         if check is not None and not check(value):
             return
-        ctx.add(s, e, rid, level, PRIO_VENDOR)
+        ctx.add(s, e, rid, level)
 
     return handle
 
 
-def _found_handler(fn: Callable[[str, int], tuple[int, int, str] | None], prio: int) -> Handler:
+def _found_handler(fn: Callable[[str, int], tuple[int, int, str] | None]) -> Handler:
     def handle(text: str, pos: int, ctx: _Ctx) -> None:
         r = fn(text, pos)
         if r is not None:
-            ctx.add(r[0], r[1], r[2], CREDENTIALS, prio)
+            ctx.add(r[0], r[1], r[2], CREDENTIALS)
 
     return handle
 
@@ -94,17 +109,22 @@ def _assign_handler(anchor_len: int) -> Handler:
     def handle(text: str, pos: int, ctx: _Ctx) -> None:
         r = assign.scan_assignment(text, pos, anchor_len, ctx.seen_names)
         if r is not None:
-            ctx.add(r[0], r[1], r[2], CREDENTIALS, PRIO_GENERIC)
+            ctx.add(r[0], r[1], r[2], CREDENTIALS)
 
     return handle
 
 
-def _trie_regex(words: Iterable[str]) -> str:
+def _buf(literal: str) -> bytes:
+    """How an anchor literal reads in the scan buffer."""
+    return literal.encode("ascii").translate(_SCAN_TABLE)
+
+
+def _trie_regex(words: Iterable[bytes]) -> str:
     """An alternation shaped as a trie, so the regex engine never re-tests a shared prefix."""
     root: dict[str, dict] = {}
     for w in words:
         node = root
-        for ch in w:
+        for ch in w.decode("ascii"):
             node = node.setdefault(ch, {})
         node[""] = {}
 
@@ -135,92 +155,120 @@ class Detector:
 
         bounded: dict[str, list[Handler]] = {}
         free: dict[str, list[Handler]] = {}
+        raw: dict[str, list[Handler]] = {}
         for rule in RULES:
             h = _token_handler(rule)
             for a in rule.anchors:
-                inside = rule.back > 0 or not a[0].isalnum()
-                (free if inside else bounded).setdefault(a, []).append(h)
+                if not rule.inside:
+                    bounded.setdefault(a, []).append(h)
+                elif _buf(a) != a.lower().encode():  # holds a separator: exact text match
+                    raw.setdefault(a, []).append(h)
+                else:
+                    free.setdefault(a, []).append(h)
         for a, fn in (
             ("authorization", structural.scan_auth_header),
             ("bearer", structural.scan_bearer),
             ("curl", structural.scan_curl_user),
             ("eyj", structural.scan_jwt),
         ):
-            bounded.setdefault(a, []).append(_found_handler(fn, PRIO_STRUCT))
+            bounded.setdefault(a, []).append(_found_handler(fn))
         for a in assign.ANCHORS:
             free.setdefault(a, []).append(_assign_handler(len(a)))
 
         # A trie match returns the longest anchor; give it the handlers of its prefixes too.
-        self._bounded: dict[str, list[Handler]] = {}
+        # Anchors are spelled as they appear in the scan buffer (separators -> spaces).
+        self._bounded: dict[bytes, list[Handler]] = {}
         for lit in bounded:
             hs: list[Handler] = []
             for a, ha in bounded.items():
                 if lit.startswith(a):
                     hs.extend(ha)
-            self._bounded[lit] = hs
-        self._trie = re.compile("[^a-z0-9](?:" + _trie_regex(bounded) + ")")
-        self._free = sorted(free.items())
+            self._bounded[_buf(lit)] = hs
+        self._trie = re.compile(b" (?:" + _trie_regex(self._bounded).encode() + b")")
+        self._free = sorted((_buf(a), hs) for a, hs in free.items())
+        self._raw = sorted((a.encode("ascii"), hs) for a, hs in raw.items())
 
         self._prio: dict[str, int] = {r.id: PRIO_VENDOR for r in RULES}
         self._prio.update(dict.fromkeys(STRUCTURAL_RULES, PRIO_STRUCT))
         self._prio.update(dict.fromkeys(assign.RULE_IDS, PRIO_GENERIC))
+        self._prio.update(dict.fromkeys(_PII_RULES, PRIO_PII))
         self._prio.update({spec.name: PRIO_USER for spec in self.config.extra_patterns})
 
-        domains = [(s.lstrip("."), False) for s in pii.INTERNAL_SUFFIXES]
-        domains += [(d.lower().strip().lstrip("."), True) for d in self.config.internal_domains]
-        self._domains = [(d, bare) for d, bare in domains if d]
+        # Internal host suffixes (and configured domains): one regex led by a literal.
+        self._configured = {d.lower().strip().strip(".") for d in self.config.internal_domains}
+        self._configured.discard("")
+        suffixes = [s.lstrip(".") for s in pii.INTERNAL_SUFFIXES] + sorted(self._configured)
+        by_len = sorted(suffixes, key=len, reverse=True)
+        self._internal_re = re.compile(rb"\.(?:" + b"|".join(re.escape(_buf(d)) for d in by_len) + b")")
+        bare = sorted(self._configured, key=len, reverse=True)
+        self._bare_re = (
+            re.compile(b"|".join(re.escape(_buf(d)) for d in bare)) if bare else None
+        )
 
     # ------------------------------------------------------------------ scanning
 
-    def _credentials(self, text: str, low: str, ctx: _Ctx) -> None:
-        for m in self._trie.finditer(" " + low):
-            pos = m.start()
+    def _credentials(self, text: str, raw: bytes, buf: bytes, ctx: _Ctx) -> None:
+        for m in self._trie.finditer(buf):
+            pos = m.start()  # the space before the anchor is byte pos: anchor is char pos
             for h in self._bounded[m.group()[1:]]:
                 h(text, pos, ctx)
         for lit, handlers in self._free:
-            i = low.find(lit)
+            i = buf.find(lit, 1)
+            while i >= 0:
+                for h in handlers:
+                    h(text, i - 1, ctx)
+                i = buf.find(lit, i + 1)
+        for lit_b, handlers in self._raw:
+            i = raw.find(lit_b)
             while i >= 0:
                 for h in handlers:
                     h(text, i, ctx)
-                i = low.find(lit, i + 1)
-        i = text.find("-----BEGIN ")
+                i = raw.find(lit_b, i + 1)
+        i = raw.find(b"-----BEGIN ")
         while i >= 0:
             r = structural.scan_private_key(text, i)
             if r is not None:
-                ctx.add(r[0], r[1], r[2], CREDENTIALS, PRIO_STRUCT)
-            i = text.find("-----BEGIN ", i + 1)
-        i = text.find("://")
+                ctx.add(r[0], r[1], r[2], CREDENTIALS)
+            i = raw.find(b"-----BEGIN ", i + 1)
+        i = raw.find(b"://")
         while i >= 0:
             r = structural.scan_url_credentials(text, i)
             if r is not None:
-                ctx.add(r[0], r[1], r[2], CREDENTIALS, PRIO_STRUCT)
-            i = text.find("://", i + 3)
+                ctx.add(r[0], r[1], r[2], CREDENTIALS)
+            i = raw.find(b"://", i + 3)
         for spec, rx in self._extra:
             if spec.level == CREDENTIALS:
                 self._run_extra(text, spec.name, rx, spec.level, ctx)
 
-    def _personal(self, text: str, low: str, ctx: _Ctx) -> None:
-        i = text.find("@")
+    def _personal(self, text: str, raw: bytes, buf: bytes, ctx: _Ctx) -> None:
+        i = raw.find(b"@")
         while i >= 0:
             r = pii.scan_email(text, i)
             if r is not None:
-                ctx.add(r[0], r[1], r[2], PII, PRIO_PII)
-            i = text.find("@", i + 1)
+                ctx.add(r[0], r[1], r[2], PII)
+            i = raw.find(b"@", i + 1)
         found: list[tuple[int, int, str, int]] = []
-        for m in pii.NUMBER_RUN.finditer(text):
-            pii.scan_numbers(text, m.start(), m.end(), found)
-        pii.scan_ibans(text, found)
+        for m in pii.NUMBER_RUN.finditer(raw):
+            s = m.start()
+            # after two capitals (`DE89…`) the run may be an IBAN's check digits
+            if s >= 2 and raw[s - 2 : s].isupper() and pii.scan_iban(text, s - 2, found):
+                continue
+            if m.end() - s > 2:
+                pii.scan_numbers(text, s, m.end(), found)
         pii.scan_ipv6(text, found)
-        for d, bare in self._domains:
-            needle = d if bare else "." + d
-            i = low.find(needle)
-            while i >= 0:
-                r = pii.scan_internal_host(text, i, i + len(needle), d, bare)
+        for m in self._internal_re.finditer(buf):
+            d = m.group()[1:].decode()
+            s, e = m.start() - 1, m.end() - 1
+            r = pii.scan_internal_host(text, s, e, d, d in self._configured)
+            if r is not None:
+                found.append((r[0], r[1], r[2], INTERNAL))
+        if self._bare_re is not None:
+            for m in self._bare_re.finditer(buf):
+                s, e = m.start() - 1, m.end() - 1
+                r = pii.scan_internal_host(text, s, e, m.group().decode(), True)
                 if r is not None:
                     found.append((r[0], r[1], r[2], INTERNAL))
-                i = low.find(needle, i + 1)
-        for s, e, rule, level in found:
-            ctx.add(s, e, rule, level, PRIO_PII if level == PII else PRIO_INTERNAL)
+        ctx.cands.extend(found)
         for spec, rx in self._extra:
             if spec.level != CREDENTIALS:
                 self._run_extra(text, spec.name, rx, spec.level, ctx)
@@ -231,29 +279,28 @@ class Detector:
         for m in rx.finditer(text):
             s, e = m.span(g)
             if s >= 0:
-                ctx.add(s, e, name, level, PRIO_USER)
+                ctx.add(s, e, name, level)
 
     def _scan(self, text: str, credentials_only: bool = False) -> list[Match]:
         if not isinstance(text, str):
             raise TypeError(f"expected str, got {type(text).__name__}")
         if not text:
             return []
-        low = text.lower()
-        if len(low) != len(text):  # a few non-ASCII letters change length when lowered
-            low = text.translate(_ASCII_LOWER)
+        raw = text.encode("ascii", "replace")  # one byte per character ('?' if non-ASCII)
+        buf = scan_buffer(raw)
         ctx = _Ctx()
-        self._credentials(text, low, ctx)
+        self._credentials(text, raw, buf, ctx)
         if not (credentials_only and ctx.cands):
-            self._personal(text, low, ctx)
-        return self._filter(text, ctx.cands)
+            self._personal(text, raw, buf, ctx)
+        return self._filter(text, ctx.cands) if ctx.cands else []
 
-    def _filter(self, text: str, cands: list[tuple[int, int, str, int, int]]) -> list[Match]:
+    def _filter(self, text: str, cands: list[tuple[int, int, str, int]]) -> list[Match]:
         """Drop allow-listed values and anything overlapping an existing marker; dedupe."""
         protected = (
             [m.span() for m in MARKER_RE.finditer(text)] if "[redacted:" in text else []
         )
         seen: dict[tuple[int, int, str], Match] = {}
-        for s, e, rule, level, prio in cands:
+        for s, e, rule, level in cands:
             value = text[s:e]
             if value in KNOWN_EXAMPLES or value in self._allow_exact:
                 continue

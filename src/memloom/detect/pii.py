@@ -63,7 +63,8 @@ def _in_url_userinfo(text: str, start: int) -> bool:
 
 # Cheap candidate finder: a run of digits and phone/card/IP separators. Starts with a
 # character class so the regex engine can skip everything else quickly.
-NUMBER_RUN = re.compile(r"[\d+(][\d .\-()]{6,}")
+# A two-digit match preceded by two capitals (`DE89…`) is an IBAN candidate instead.
+NUMBER_RUN = re.compile(rb"[\d+(](?:[\d .\-()]{6,}|(?<=[A-Z]{2}\d)\d)")  # on ASCII bytes
 _NUMERIC = re.compile(
     r"""(?<![\w.+\-/:#=@$])
     (?:
@@ -115,25 +116,25 @@ def scan_numbers(text: str, start: int, end: int, out: list[tuple[int, int, str,
 _IBAN = re.compile(r"[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?(?![A-Za-z0-9])")
 
 
-def scan_ibans(text: str, out: list[tuple[int, int, str, int]]) -> None:
-    """IBANs, printed compact or in groups of four, confirmed by length and mod-97."""
-    for m in _IBAN.finditer(text):
-        s = m.start()
-        if s > 0 and text[s - 1].isalnum():
-            continue
-        want = IBAN_LENGTHS.get(text[s : s + 2])
-        if want is None:
-            continue
-        # walk the match until `want` non-space characters are consumed
-        count, i = 0, s
-        while i < m.end() and count < want:
-            if text[i] != " ":
-                count += 1
-            i += 1
-        if count != want or (i < len(text) and text[i].isalnum()):
-            continue
-        if iban_ok(text[s:i].replace(" ", "")):
-            out.append((s, i, "iban", 1))
+def scan_iban(text: str, s: int, out: list[tuple[int, int, str, int]]) -> bool:
+    """An IBAN starting at `s`, compact or in groups of four: exact length and mod-97."""
+    if s > 0 and text[s - 1].isalnum():
+        return False
+    want = IBAN_LENGTHS.get(text[s : s + 2])
+    m = _IBAN.match(text, s) if want else None
+    if m is None:
+        return False
+    count, i = 0, s  # walk until `want` non-space characters are consumed
+    while i < m.end() and count < want:
+        if text[i] != " ":
+            count += 1
+        i += 1
+    if count != want or (i < len(text) and text[i].isalnum()):
+        return False
+    if not iban_ok(text[s:i].replace(" ", "")):
+        return False
+    out.append((s, i, "iban", 1))
+    return True
 
 
 # ----------------------------------------------------------------------------- internal
@@ -142,7 +143,13 @@ _IPV6_CAND = re.compile(r"[fF][cdeCDE][0-9a-fA-F]{1,2}:[0-9a-fA-F:]{2,40}(?:%[\w
 
 
 def scan_ipv6(text: str, out: list[tuple[int, int, str, int]]) -> None:
-    """Unique-local (fc00::/7) and link-local (fe80::/10) IPv6 addresses."""
+    """Unique-local (fc00::/7) and link-local (fe80::/10) IPv6 addresses.
+
+    Only texts with a `::` or at least seven colons can hold one, which skips the scan
+    for most prose.
+    """
+    if "::" not in text and text.count(":") < 7:
+        return
     for m in _IPV6_CAND.finditer(text):
         s, e = m.span()
         if s > 0 and (text[s - 1].isalnum() or text[s - 1] in ":._"):
@@ -165,7 +172,9 @@ _HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _LABEL_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?")
 
 
-def scan_internal_host(text: str, s: int, e: int, domain: str, bare_ok: bool) -> Found | None:
+def scan_internal_host(
+    text: str, s: int, e: int, domain: str, bare_ok: bool
+) -> Found | None:
     """A hostname ending at [s, e), an occurrence of an internal suffix or domain.
 
     `domain` is the suffix without its dot (`corp`, or a configured `acme.com`); `bare_ok`

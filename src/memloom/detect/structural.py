@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import re
 
-from .validators import is_placeholder, looks_masked, looks_random, shannon_entropy
+from .validators import (
+    is_placeholder,
+    looks_masked,
+    looks_random,
+    looks_wordy,
+    shannon_entropy,
+)
 
 Found = tuple[int, int, str]
 
 _AUTH_HEADER = re.compile(
     r"""(?i)authorization["']?\s*[:=]\s*["']?
-    (?:(?P<scheme>bearer|basic|token|digest|apikey|api-key|api-token|key|sso-key|otp|jwt|splunk|dsn|gitlab-token)\s+)?
-    (?P<s>[A-Za-z0-9\-._~+/=%]{8,4096})""",
+    (?:(?P<scheme>[A-Za-z][\w\-]{1,24})[ \t]+)?
+    (?P<s>[A-Za-z0-9\-._~+/=%]{8,4096})(?![ \t]+[^\s"'`,;)\]}])""",
     re.X,
 )
 _BEARER = re.compile(r"(?i)bearer\s+(?P<s>[A-Za-z0-9\-._~+/]{16,4096}=*)")
@@ -31,6 +37,8 @@ def scan_auth_header(text: str, pos: int) -> Found | None:
     value = m.group("s")
     scheme = (m.group("scheme") or "").lower()
     if value.lower() in _SCHEME_WORDS or is_placeholder(value) or looks_masked(value):
+        return None
+    if not scheme and looks_wordy(value):
         return None
     if scheme == "basic" and not _BASE64.fullmatch(value):
         return None

@@ -224,11 +224,14 @@ class VectorIndex:
         from usearch.index import Index
 
         live = np.flatnonzero(self.status[: self.n] != DELETED)
+        # int8 graph, denser links: measured at 100k x 384 (bench/recall.py) this is
+        # faster than f32 with M=16 and finds 0.99 of the exact top-10 once the
+        # candidates are re-scored in float32 below.
         ann = Index(
             ndim=self.dim,
             metric="ip",
-            dtype="f32",
-            connectivity=16,
+            dtype="i8",
+            connectivity=32,
             expansion_add=128,
             expansion_search=128,
         )

