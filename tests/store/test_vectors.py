@@ -112,3 +112,13 @@ def test_saved_graph_is_restored_and_reconciled(tmp_path):
     fresh.reconcile_ann([1])
     assert fresh.search(extra, 1, SearchFilter())[0][0] == 9999
     assert 1 not in {h[0] for h in fresh.search(x[0], 5, SearchFilter())}
+
+
+def test_vector_library_and_embedding_runtime_load_together():
+    """usearch 2.26 crashed the interpreter when onnxruntime was imported after it."""
+    import subprocess
+    import sys
+
+    code = "import usearch.index, onnxruntime; print('ok')"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr

@@ -369,8 +369,11 @@ class Detector:
         )
 
 
+_LINE_BREAKS = re.compile(r"\r?\n")
+
+
 def _apply(text: str, hits: list[Hit]) -> str:
-    """Replace each hit with its marker, re-emitting the newlines it covered."""
+    """Replace each hit with its marker, re-emitting the line breaks it covered."""
     if not hits:
         return text
     parts: list[str] = []
@@ -378,9 +381,8 @@ def _apply(text: str, hits: list[Hit]) -> str:
     for h in hits:
         parts.append(text[prev : h.start])
         parts.append(marker(h.rule))
-        nl = text.count("\n", h.start, h.end)
-        if nl:
-            parts.append("\n" * nl)
+        if "\n" in text[h.start : h.end]:
+            parts.extend(_LINE_BREAKS.findall(text, h.start, h.end))
         prev = h.end
     parts.append(text[prev:])
     return "".join(parts)

@@ -114,7 +114,7 @@ def scan_url_credentials(text: str, pos: int) -> Found | None:
 
 
 _PEM_HEADER = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,3})PRIVATE KEY( BLOCK)?-----")
-_NEWLINE = re.compile(r"\r?\n|\\r?\\n")
+_NEWLINE = re.compile(r"\r?\n|(?:\\r)?\\n")  # real, or JSON-escaped inside a string
 _PEM_LINE = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Za-z\-]+:[^\r\n\\]*|)[ \t]*")
 
 

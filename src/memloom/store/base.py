@@ -106,6 +106,24 @@ class ProvenanceRow:
 
 
 @dataclass
+class LedgerRow:
+    """How far one transcript file has been imported."""
+
+    path: str
+    session_id: str | None
+    project: str | None
+    size: int  # file size when last read
+    mtime: float
+    offset: int  # byte offset just past the last line fully processed (the watermark)
+    lines: int  # physical lines before ``offset``
+    hash: str  # sha256 of the file's bytes [0, offset)
+    status: str  # complete | partial (a run stopped part-way; resume from offset)
+    memories: int = 0
+    last_error: str | None = None
+    updated_at: float = 0.0
+
+
+@dataclass
 class ListPage:
     rows: list[MemoryRow]
     total: int
@@ -173,3 +191,10 @@ class Store(Protocol):
     ) -> tuple[list[ConflictRow], int]: ...
     def add_provenance(self, row: ProvenanceRow) -> None: ...
     def provenance(self, memory_ids: Sequence[str]) -> list[ProvenanceRow]: ...
+
+    # session import
+    def ledger_get_many(self, paths: Sequence[str]) -> dict[str, LedgerRow]: ...
+    def ledger_put(self, row: LedgerRow) -> None: ...
+    def ledger_stats(self) -> dict[str, Any]: ...
+    def records_seen(self, uuids: Sequence[str], exclude_path: str) -> set[str]: ...
+    def records_add(self, uuids: Sequence[str], path: str) -> None: ...

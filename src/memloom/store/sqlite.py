@@ -23,6 +23,7 @@ import numpy as np
 from memloom.store.base import (
     ConflictRow,
     DimensionError,
+    LedgerRow,
     ListPage,
     MemoryRow,
     ProvenanceRow,
@@ -789,7 +790,7 @@ class SQLiteStore:
     def add_provenance(self, row: ProvenanceRow) -> None:
         self._require_tx()
         self.db.execute(
-            "INSERT INTO provenance (memory_id, session_id, path, project, start_line, "
+            "INSERT OR IGNORE INTO provenance (memory_id, session_id, path, project, start_line, "
             "end_line, excerpt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 row.memory_id, row.session_id, row.path, row.project, row.start_line,
@@ -808,3 +809,63 @@ class SQLiteStore:
             ):
                 out.append(ProvenanceRow(*r))
         return out
+
+    # ------------------------------------------------------------ session import
+
+    _LEDGER = (
+        "path, session_id, project, size, mtime, offset, lines, hash, status, memories, "
+        "last_error, updated_at"
+    )
+
+    def ledger_get_many(self, paths: Sequence[str]) -> dict[str, LedgerRow]:
+        out: dict[str, LedgerRow] = {}
+        for chunk in _chunks(list(paths)):
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.execute(
+                f"SELECT {self._LEDGER} FROM ledger WHERE path IN ({marks})", list(chunk)
+            ):
+                out[r[0]] = LedgerRow(*r)
+        return out
+
+    def ledger_put(self, row: LedgerRow) -> None:
+        self._require_tx()
+        self.db.execute(
+            f"INSERT OR REPLACE INTO ledger ({self._LEDGER}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.path, row.session_id, row.project, row.size, row.mtime, row.offset,
+                row.lines, row.hash, row.status, row.memories, row.last_error,
+                row.updated_at or time.time(),
+            ),
+        )  # fmt: skip
+
+    def ledger_stats(self) -> dict[str, Any]:
+        r = self.db.execute(
+            "SELECT COUNT(*), SUM(status = 'complete'), SUM(status = 'partial'), "
+            "SUM(memories), MAX(updated_at) FROM ledger"
+        ).fetchone()
+        return {
+            "sessions": int(r[0] or 0),
+            "complete": int(r[1] or 0),
+            "partial": int(r[2] or 0),
+            "memories": int(r[3] or 0),
+            "last_import": r[4],
+        }
+
+    def records_seen(self, uuids: Sequence[str], exclude_path: str) -> set[str]:
+        seen: set[str] = set()
+        for chunk in _chunks(list(uuids)):
+            marks = ",".join("?" * len(chunk))
+            for (u,) in self.db.execute(
+                f"SELECT uuid FROM transcript_records WHERE uuid IN ({marks}) AND path != ?",
+                [*chunk, exclude_path],
+            ):
+                seen.add(u)
+        return seen
+
+    def records_add(self, uuids: Sequence[str], path: str) -> None:
+        self._require_tx()
+        self.db.executemany(
+            "INSERT OR IGNORE INTO transcript_records (uuid, path) VALUES (?, ?)",
+            [(u, path) for u in uuids],
+        )

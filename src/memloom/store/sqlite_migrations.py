@@ -106,4 +106,28 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX provenance_memory ON provenance (memory_id);
     """,
+    # 4: session import: per-file ledger (watermark), transcript record ids seen
+    # (dedupe across files), one provenance row per memory and line range
+    """
+    CREATE TABLE ledger (
+        path TEXT PRIMARY KEY,
+        session_id TEXT,
+        project TEXT,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        offset INTEGER NOT NULL,
+        lines INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('complete', 'partial')),
+        memories INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE transcript_records (
+        uuid TEXT PRIMARY KEY,
+        path TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE UNIQUE INDEX provenance_unique
+        ON provenance (memory_id, path, start_line, end_line);
+    """,
 ]

@@ -194,16 +194,33 @@ class VectorIndex:
         q = np.asarray(query, dtype=np.float32)
         if self._ann is None and len(self) >= self.ann_threshold:
             self.build_ann()
+        mask = None
         if self._ann is not None and allowed is None:
-            hits = self._ann_search(q, k, flt)
-            if hits is not None:
-                return hits
-        return self._exact(q, k, flt, allowed)
+            narrowed = (
+                flt.project_mode != "any"
+                or flt.types is not None
+                or flt.max_sensitivity is not None
+            )
+            if narrowed:
+                # A filter that leaves few rows is answered exactly: cheap, and never
+                # at the mercy of how many of the graph's candidates pass it.
+                mask = self._mask(flt, slice(0, self.n), None)
+            if mask is None or int(mask.sum()) > self.ann_threshold:
+                hits = self._ann_search(q, k, flt)
+                if hits is not None:
+                    return hits
+        return self._exact(q, k, flt, allowed, mask)
 
     def _exact(
-        self, q: np.ndarray, k: int, flt: SearchFilter, allowed: np.ndarray | None
+        self,
+        q: np.ndarray,
+        k: int,
+        flt: SearchFilter,
+        allowed: np.ndarray | None,
+        mask: np.ndarray | None = None,
     ) -> list[tuple[int, float]]:
-        mask = self._mask(flt, slice(0, self.n), allowed)
+        if mask is None:
+            mask = self._mask(flt, slice(0, self.n), allowed)
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             return []
