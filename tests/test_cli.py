@@ -123,3 +123,36 @@ def test_bad_config_is_reported_clearly(capsys, tmp_path):
     (tmp_path / "config.toml").write_text("[decay\nbroken")
     code, _, err = cli(capsys, tmp_path, "stats")
     assert code == 1 and "config.toml is not valid TOML" in err
+
+
+def test_redact_reads_stdin_and_writes_documents(tmp_path):
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    text = f"token: {secret}\nplain line\nmail jane.doe@acme-corp.io please\n"
+    res = run(tmp_path, "redact", stdin=text)
+    assert res.returncode == 0, res.stderr
+    assert secret not in res.stdout and "[redacted:" in res.stdout
+    assert res.stdout.count("\n") == text.count("\n")  # line structure kept
+    assert "plain line" in res.stdout
+
+    res = run(tmp_path, "redact", "--lines", "--json", stdin=text)
+    docs = [json.loads(line) for line in res.stdout.splitlines()]
+    assert len(docs) == 3
+    assert docs[0]["sensitivity"] == 3 and docs[0]["redactions"][0]["start"] == 7
+    assert docs[1] == {"text": "plain line", "redactions": [], "sensitivity": 0}
+    assert docs[2]["sensitivity"] == 1 and "jane.doe" not in docs[2]["text"]
+
+
+def test_redact_honours_config_allow_list_and_extra_patterns(tmp_path):
+    secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    (tmp_path / "config.toml").write_text(
+        f'[redact]\nallow = ["{secret}"]\n'
+        '[[redact.patterns]]\nname = "ticket-token"\nregex = "TKT-[0-9]{6}"\nlevel = 3\n'
+    )
+    res = run(tmp_path, "redact", "--json", stdin=f"{secret} and TKT-123456")
+    doc = json.loads(res.stdout)
+    assert secret in doc["text"]
+    assert "TKT-123456" not in doc["text"] and "[redacted:ticket-token]" in doc["text"]
+
+    (tmp_path / "config.toml").write_text('[[redact.patterns]]\nname = "bad"\nregex = "(["\n')
+    res = run(tmp_path, "redact", stdin="x")
+    assert res.returncode == 1 and "bad" in res.stderr and "Traceback" not in res.stderr

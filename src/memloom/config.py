@@ -63,6 +63,18 @@ class Settings:
         return Path(url)
 
 
+def detector_for(settings: Settings) -> Any:
+    """The secret/PII detector with ``[redact]`` from config.toml applied."""
+    from memloom.detect import DetectConfig, Detector, default_detector
+
+    if not settings.redact:
+        return default_detector()
+    try:
+        return Detector(DetectConfig.from_toml_section(settings.redact))
+    except ValueError as exc:
+        raise ConfigError(f"[redact] in {settings.config_path}: {exc}") from exc
+
+
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     if home is None:
         home = os.environ.get("MEMLOOM_HOME") or DEFAULT_HOME

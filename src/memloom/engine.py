@@ -7,6 +7,7 @@ models; plain dicts are accepted as input), so every shell returns the same JSON
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,7 +22,10 @@ from memloom.config import ConfigError, Settings, load_settings
 from memloom.embed import Embedder, check_fingerprint, make_embedder
 from memloom.hashing import content_hash, new_id
 from memloom.models import (
+    ConflictDocument,
     ConflictInfo,
+    ConflictList,
+    ConflictSide,
     DecayResponse,
     ExpireRequest,
     ExpireResponse,
@@ -36,6 +40,7 @@ from memloom.models import (
     RecallRequest,
     RecallResponse,
     RecallStats,
+    ResolveRequest,
     SaveRequest,
     SaveResponse,
     SensitiveChunk,
@@ -89,13 +94,6 @@ def _normalize(vec: Sequence[float] | np.ndarray) -> np.ndarray:
     return arr / norm
 
 
-def _classify_sensitivity(text: str) -> int:
-    from memloom.detect import classify
-
-    level, _ = classify(text)
-    return int(level)
-
-
 class Memloom:
     """A memory store with its embedder. Thread-safe; share one per process."""
 
@@ -104,8 +102,36 @@ class Memloom:
         self.backend = store
         self.embedder = embedder
         self._lock = threading.RLock()
+        self._llm: Any = None
+        self._detector: Any = None
         stamped = store.get_meta("embedder")
         check_fingerprint(stamped, embedder)
+
+    @property
+    def detector(self) -> Any:
+        """Secret/PII rules (with config.toml's ``[redact]`` extras), compiled once."""
+        if self._detector is None:
+            from memloom.config import detector_for
+
+            self._detector = detector_for(self.settings)
+        return self._detector
+
+    def _classify_sensitivity(self, text: str) -> int:
+        level, _ = self.detector.classify(text)
+        return int(level)
+
+    @property
+    def llm(self) -> Any:
+        """The configured LLM provider (``MEMLOOM_LLM``…), resolved on first use."""
+        if self._llm is None:
+            from memloom.llm import resolve_llm
+
+            self._llm = resolve_llm()
+        return self._llm
+
+    @llm.setter
+    def llm(self, value: Any) -> None:
+        self._llm = value
 
     # ------------------------------------------------------------ lifecycle
 
@@ -207,7 +233,7 @@ class Memloom:
     def _sensitivity(self, text: str, explicit: int | None, auto: bool) -> int:
         level = explicit or 0
         if auto:
-            level = max(level, _classify_sensitivity(text))
+            level = max(level, self._classify_sensitivity(text))
         return level
 
     def _new_row(
@@ -512,12 +538,31 @@ class Memloom:
     # ------------------------------------------------------------ memloom API
 
     def save(self, request: SaveRequest | Mapping[str, Any]) -> SaveResponse:
-        """One memory, deduplicated against what is already believed."""
+        """One memory, checked against what is already believed.
+
+        With an LLM configured the belief pipeline decides (identical → a new
+        version, contradictory → a conflict); without one, the distance bands.
+        """
         req = _as(SaveRequest, request)
         now = time.time()
         vectors = self._embed_texts([req.text])
         vec = None if vectors is None else vectors[0]
         sens = self._sensitivity(req.text, req.sensitivity, req.auto_classify)
+        llm = self._llm if self._llm is not None else self._configured_llm()
+        if llm is not None and not getattr(llm, "offline", True) and req.expires_at is None:
+            out = beliefs.BeliefPipeline(self, llm, judge=False).write(
+                beliefs.NewBelief(
+                    text=req.text,
+                    vec=vec,
+                    type=req.type.value,
+                    project=req.project,
+                    sensitivity=sens,
+                    tags=req.tags,
+                    source=req.source,
+                    metadata=req.metadata,
+                )
+            )
+            return SaveResponse(id=out.memory_id, outcome=out.outcome, conflicts=out.conflicts)
         with self._lock, self.backend.transaction():
             self.backend.expire_due(now)
             outcome, memory_id, conflicts = self._write_banded(
@@ -538,6 +583,51 @@ class Memloom:
         return SaveResponse(
             id=memory_id, outcome="conflict" if conflicts else "added", conflicts=conflicts
         )
+
+    def _configured_llm(self) -> Any:
+        """The LLM only if the environment names one (never probes for ``claude``)."""
+        import os
+
+        if not any(
+            os.environ.get(k)
+            for k in ("MEMLOOM_LLM", "MEMLOOM_LLM_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+        ):
+            return None
+        return self.llm
+
+    # ------------------------------------------------------------ session import
+
+    def import_sessions(
+        self,
+        paths: Sequence[str | os.PathLike[str]] | None = None,
+        *,
+        days: float | None = 14,
+        sessions: int | None = 20,
+        project: str | None = None,
+        dry_run: bool = False,
+        force: bool = False,
+        root: str | os.PathLike[str] | None = None,
+        progress: Any = None,
+        allow_call: Any = None,
+        llm: Any = None,
+    ) -> Any:
+        """Distill Claude Code transcripts into memories (see ``memloom.sessions``)."""
+        from pathlib import Path
+
+        from memloom.sessions.importer import Importer, ImportOptions
+
+        options = ImportOptions(
+            paths=[Path(p) for p in paths] if paths else None,
+            days=days,
+            sessions=sessions,
+            project=project,
+            dry_run=dry_run,
+            force=force,
+            root=Path(root) if root else None,
+            progress=progress,
+            allow_call=allow_call,
+        )
+        return Importer(self, llm or self.llm, options).run()
 
     def resolve_id(self, memory_id: str) -> str:
         """Accept a unique prefix (at least 4 characters) as people type ids by hand."""
@@ -574,7 +664,7 @@ class Memloom:
                 raise ConflictStateError(
                     f"memory {memory_id} is {old.status}; update the current version {head.id}"
                 )
-            sens = max(req.sensitivity or 0, _classify_sensitivity(req.text))
+            sens = max(req.sensitivity or 0, self._classify_sensitivity(req.text))
             if req.sensitivity is not None:
                 sens = max(req.sensitivity, sens)
             row = self._new_row(
@@ -716,6 +806,160 @@ class Memloom:
                     last_referenced=time.time(),
                 )
         return self.get(memory_id)
+
+    # ------------------------------------------------------------ conflicts
+
+    def _side(self, row: MemoryRow) -> ConflictSide:
+        prov = self.backend.provenance([row.id])
+        return ConflictSide(
+            id=row.id,
+            text=row.text,
+            status=row.status,  # type: ignore[arg-type]
+            type=row.type,  # type: ignore[arg-type]
+            project=row.project,
+            created_at=_dt(row.created_at),  # type: ignore[arg-type]
+            excerpt=prov[0].excerpt if prov else None,
+        )
+
+    def _conflict_doc(self, c: ConflictRow) -> ConflictDocument:
+        new = self._require(c.new_id)
+        existing = self._require(c.existing_id)
+        return ConflictDocument(
+            id=c.id,
+            status=c.status,  # type: ignore[arg-type]
+            resolution=c.resolution,
+            reason=c.reason,
+            distance=c.distance,
+            created_at=_dt(c.created_at),  # type: ignore[arg-type]
+            resolved_at=_dt(c.resolved_at),
+            new=self._side(new),
+            existing=self._side(existing),
+        )
+
+    def conflicts(
+        self, status: str | None = "pending", limit: int = 50, offset: int = 0
+    ) -> ConflictList:
+        """Conflicts, newest first; ``status`` None lists resolved ones too."""
+        if status not in (None, "pending", "resolved"):
+            raise ValidationError("status must be pending, resolved or omitted")
+        if limit < 1 or offset < 0:
+            raise ValidationError("limit must be positive and offset not negative")
+        with self._lock:
+            rows, total = self.backend.list_conflicts(status, limit, offset)
+            docs = [self._conflict_doc(c) for c in rows]
+        return ConflictList(conflicts=docs, total=total)
+
+    def conflict(self, conflict_id: str) -> ConflictDocument:
+        with self._lock:
+            c = self.backend.get_conflict(conflict_id)
+            if c is None:
+                raise NotFoundError(f"conflict {conflict_id} not found")
+            return self._conflict_doc(c)
+
+    def resolve(
+        self, conflict_id: str, request: ResolveRequest | Mapping[str, Any]
+    ) -> ConflictDocument:
+        """Settle a conflict; every change is recorded so :meth:`revert` can undo it."""
+        req = _as(ResolveRequest, request)
+        merged_vec = None
+        if req.action == "merge":
+            vectors = self._embed_texts([req.text or ""])
+            merged_vec = None if vectors is None else vectors[0]
+        now = time.time()
+        with self._lock, self.backend.transaction():
+            c = self.backend.get_conflict(conflict_id)
+            if c is None:
+                raise NotFoundError(f"conflict {conflict_id} not found")
+            if c.status != "pending":
+                raise ConflictStateError(f"conflict {conflict_id} is already {c.status}")
+            if req.candidate_id is not None and req.candidate_id not in (c.new_id, c.existing_id):
+                raise ValidationError("candidate_id must be the conflict's new or existing id")
+            new = self._require(c.new_id)
+            existing = self._require(c.existing_id)
+            self._apply_resolution(c, req.action, new, existing, req.text, merged_vec, now)
+        return self.conflict(conflict_id)
+
+    def _apply_resolution(
+        self,
+        c: ConflictRow,
+        action: str,
+        new: MemoryRow,
+        existing: MemoryRow,
+        text: str | None,
+        merged_vec: np.ndarray | None,
+        now: float,
+        by: str = "user",
+    ) -> None:
+        def state(row: MemoryRow) -> dict[str, Any]:
+            return {
+                "id": row.id,
+                "status": row.status,
+                "superseded_by": row.superseded_by,
+                "expired_at": row.expired_at,
+            }
+
+        detail: dict[str, Any] = {"before": [state(new), state(existing)], "by": by}
+        if action in ("keep_new", "keep_existing"):
+            loser, winner = (existing, new) if action == "keep_new" else (new, existing)
+            if loser.status == "active":
+                self.backend.update(
+                    loser.id, status="expired", expired_at=now, superseded_by=winner.id
+                )
+        elif action == "merge":
+            head = self.backend.versions(existing.root_id)[0]
+            merged = self._new_row(
+                text=text or "",
+                vec=merged_vec,
+                type_=existing.type,
+                tags=beliefs.merge_tags(existing.tags, new.tags),
+                source=existing.source or new.source,
+                metadata=beliefs.merge_metadata(existing.metadata, new.metadata),
+                project=existing.project,
+                sensitivity=max(
+                    existing.sensitivity, new.sensitivity, self._classify_sensitivity(text or "")
+                ),
+                expires_at=None,
+                session_id=new.session_id,
+                now=now,
+                root=head,
+            )
+            self.backend.insert(merged)
+            for row, status in ((existing, "stale"), (new, "expired")):
+                if row.status == "active":
+                    self.backend.update(
+                        row.id, status=status, expired_at=now, superseded_by=merged.id
+                    )
+            for p in self.backend.provenance([new.id, existing.id]):
+                p.memory_id = merged.id
+                self.backend.add_provenance(p)
+            detail["merged_id"] = merged.id
+        self.backend.update_conflict(
+            c.id, status="resolved", resolution=action, detail=detail, resolved_at=now
+        )
+
+    def revert(self, conflict_id: str) -> ConflictDocument:
+        """Undo a resolution: both memories return to how they were; the conflict is pending."""
+        with self._lock, self.backend.transaction():
+            c = self.backend.get_conflict(conflict_id)
+            if c is None:
+                raise NotFoundError(f"conflict {conflict_id} not found")
+            if c.status != "resolved":
+                raise ConflictStateError(f"conflict {conflict_id} is not resolved")
+            merged_id = c.detail.get("merged_id")
+            if merged_id:
+                self.backend.delete([merged_id])
+            for before in c.detail.get("before", []):
+                if self.backend.get(before["id"]) is not None:
+                    self.backend.update(
+                        before["id"],
+                        status=before["status"],
+                        superseded_by=before["superseded_by"],
+                        expired_at=before["expired_at"],
+                    )
+            self.backend.update_conflict(
+                c.id, status="pending", resolution=None, detail={}, resolved_at=None
+            )
+        return self.conflict(conflict_id)
 
     # ------------------------------------------------------------ decay
 

@@ -404,3 +404,50 @@ class DecayResponse(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: str
+
+
+# ---------------------------------------------------------------- conflicts
+
+
+class ConflictSide(BaseModel):
+    id: str
+    text: str
+    status: Status
+    type: MemoryType
+    project: str | None
+    created_at: datetime
+    excerpt: str | None = None
+
+
+class ConflictDocument(BaseModel):
+    id: str
+    status: Literal["pending", "resolved"]
+    resolution: str | None
+    reason: str | None
+    distance: float | None
+    created_at: datetime
+    resolved_at: datetime | None
+    new: ConflictSide
+    existing: ConflictSide
+
+
+class ConflictList(BaseModel):
+    conflicts: list[ConflictDocument]
+    total: int
+
+
+ResolveAction = Literal["keep_new", "keep_existing", "keep_both", "merge"]
+
+
+class ResolveRequest(_Request):
+    action: ResolveAction
+    candidate_id: str | None = None
+    text: str | None = None
+
+    @model_validator(mode="after")
+    def _merge_needs_text(self) -> ResolveRequest:
+        if self.action == "merge" and not (self.text and self.text.strip()):
+            raise ValueError("merge needs the merged text")
+        if self.text is not None and self.action != "merge":
+            raise ValueError("text is only used with action merge")
+        return self

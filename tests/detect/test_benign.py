@@ -32,7 +32,8 @@ HAND_MADE = [
     "commit 3f2a9c1e8b7d6f5a4c3b2a19f8e7d6c5b4a39281",
     "Merge: 1a2b3c4 5d6e7f8",
     "abc1234 Fix tokenizer bug in parse_tokens()",
-    "index ecd1cfd5e3274aad51afbcc43ec7d6cf350b8fa8..d6e32051544c86a0523cb7959f7847174499f5ec 100644",
+    "index ecd1cfd5e3274aad51afbcc43ec7d6cf350b8fa8..d6e32051544c86a0523cb7959f7847174499f5ec"
+    " 100644",
     "session id 2c5941bd-b9de-41d6-9414-221d175776f7 resumed",
     "/Users/dain/workspace/claude-code-log/claude_code_log/converter.py:402",
     "Upgraded pydantic from 2.6.4 to 2.11.7 and numpy 1.26.4",
@@ -45,7 +46,8 @@ HAND_MADE = [
     "token_count: 15234",
     '"input_tokens": 1843, "cache_read_input_tokens": 20144',
     "key={item.id}",
-    '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+5bXDu4a9lzXrRh6ksWrQl5VP+u5wJNjmi1NJaVA=="',
+    '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+5bXDu4a9lzXrRh6ksWrQl5VP'
+    '+u5wJNjmi1NJaVA=="',
     "docker pull python@sha256:eaaa7b11777babe28e6133a8b19ff71cea687e0d7f05158dee95a71f76ce3d00",
     'SECRET_KEY = os.getenv("SECRET_KEY")',
     "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
@@ -80,7 +82,8 @@ HAND_MADE = [
     "token_file = /run/secrets/token",
     "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
     "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----",
-    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
+    "-----END PUBLIC KEY-----",
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@laptop",
 ]
 

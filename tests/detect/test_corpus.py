@@ -51,9 +51,12 @@ def test_strict_fp_at_most_3_percent(det: Detector, fixtures_dir: pathlib.Path) 
     assert rate <= 0.03, f"strict FP {rate:.2%}: {changed}"
 
 
-def test_redaction_is_idempotent_on_corpus(det: Detector, tp_rows: list[list[str]],
-                                           fixtures_dir: pathlib.Path) -> None:
-    lines = [line for _, _, line in tp_rows] + [r[1] for r in _rows(fixtures_dir / "secrets_fp.txt")]
+def test_redaction_is_idempotent_on_corpus(
+    det: Detector, tp_rows: list[list[str]], fixtures_dir: pathlib.Path
+) -> None:
+    lines = [line for _, _, line in tp_rows] + [
+        r[1] for r in _rows(fixtures_dir / "secrets_fp.txt")
+    ]
     for line in lines:
         once, hits = det.redact(line)
         assert det.redact(once) == (once, []), line

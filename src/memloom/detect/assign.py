@@ -22,6 +22,7 @@ from .validators import (
     looks_wordy,
     mostly_sequence,
     shannon_entropy,
+    words,
 )
 
 # Literals (lower-case) that start the search; each occurs inside a secret-like name.
@@ -30,24 +31,27 @@ ANCHORS: tuple[str, ...] = ("token", "secret", "pass", "pwd", "key", "auth", "cr
 # What follows the anchor: rest of the name, a closing quote, an operator, the value.
 _TAIL = re.compile(
     r"""
-    (?P<rest>[A-Za-z0-9_.\-]*)
+    (?P<rest>[A-Za-z0-9_.\-]{0,64})
     (?P<close>["'`]?\]?["']?)
-    (?P<type>[ \t]*:[ \t]*&?[A-Za-z_][A-Za-z_.<>\[\]]{0,30}[ \t]*(?==)|[ \t]+(?:string|String|str|\[\]byte)\b)?
+    (?P<type>[ \t]*:[ \t]*&?[A-Za-z_][A-Za-z_.<>\[\]]{0,30}[ \t]*(?==)   # `token: string = …`
+            |[ \t]+(?:string|String|str|\[\]byte)\b)?                    # Go `var token string = …`
     [ \t]{0,4}
     (?P<op>:{1,3}=|\?=|\.=|\+=|=>|=(?![=~>])|:(?![:/\\])|,|>)
     [ \t]{0,8}
     (?:
         (?P<q>["'`])(?P<qv>[^\r\n]{1,1000}?)(?:(?P=q)|(?=\r?\n|\Z))
-      | (?P<uv>(?:[^\s"'`,;<>(){}\[\]\\&|]|&(?![A-Za-z_][\w.\-]*=)|\\(?![nrt"'\\]))+)
+      | (?P<uv>(?:[^\s"'`,;<>(){}\[\]\\&|]|&(?![A-Za-z_][\w.\-]*=)|\\(?![nrt"'\\])){1,512})
     )
     """,
     re.X,
 )
 # `--token abc` / `--password=abc` on a command line.
-_FLAG_TAIL = re.compile(r"(?P<rest>[A-Za-z0-9_\-]*)[ =](?P<q>[\"']?)(?P<v>[^\s\"'`;|&]{1,500})(?P=q)")
+_FLAG_TAIL = re.compile(
+    r"(?P<rest>[A-Za-z0-9_\-]{0,64})[ =](?P<q>[\"']?)(?P<v>[^\s\"'`;|&]{1,500})(?P=q)"
+)
 # `the password is hunter2`.
 _PROSE_TAIL = re.compile(
-    r"(?P<rest>[A-Za-z0-9_]*)\s+(?:is|was|:)\s+(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{6,128})(?P=q)"
+    r"(?P<rest>[A-Za-z0-9_]{0,64})\s+(?:is|was|:)\s+(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{6,128})(?P=q)"
 )
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-$")
@@ -74,22 +78,40 @@ _COMPOUND_ENDS = (
     ("signingkey", SECRET), ("masterkey", SECRET), ("encryptionkey", SECRET),
 )  # fmt: skip
 # `<word> key` is a secret key; a bare `key` is usually a dict key or an id.
-_KEY_QUALIFIERS = frozenset(
-    ["api", "access", "secret", "private", "client", "signing", "master", "encryption", "auth", "license", "app", "service", "account", "admin", "sas", "storage", "shared", "session", "hmac", "webhook", "deploy", "consumer", "subscription", "write", "read", "management", "root", "user", "bot", "integration", "ingest", "ingestion", "crypto", "cipher", "aes", "jwt", "encrypt", "decrypt", "token"]
+_KEY_QUALIFIERS = words(
+    """
+    api access secret private client signing master encryption auth license app service
+    account admin sas storage shared session hmac webhook deploy consumer subscription
+    write read management root user bot integration ingest ingestion crypto cipher aes
+    jwt encrypt decrypt token
+    """
 )
 # A secret noun after these is not a secret: publicKey, primaryKey, csrf_token, max_tokens.
-_DENY_BEFORE = frozenset(
-    ["public", "pub", "primary", "foreign", "sort", "partition", "range", "cache", "lookup", "i18n", "translation", "idempotency", "unique", "composite", "next", "page", "pagination", "cursor", "continuation", "csrf", "xsrf", "authenticity", "max", "min", "num", "total", "count", "is", "has", "use", "enable", "enabled", "show", "hide", "toggle", "forgot", "display", "mock", "fake", "dummy", "example", "sample", "placeholder", "foreign", "hotkey"]
+_DENY_BEFORE = words(
+    """
+    public pub primary foreign sort partition range cache lookup i18n translation
+    idempotency unique composite next page pagination cursor continuation csrf xsrf
+    authenticity max min num total count is has use enable enabled show hide toggle
+    forgot display mock fake dummy example sample placeholder foreign hotkey
+    """
 )
 _DENY_ANYWHERE = frozenset({"public", "publishable", "example", "sample"})
 # Words that may follow the secret noun: `API_KEY_PROD`, `SECRET_KEY_BASE`, `token_b64`.
-_ALLOWED_AFTER = frozenset(
-    ["value", "val", "str", "string", "b64", "base64", "hex", "raw", "enc", "encoded", "plain", "plaintext", "data", "prod", "production", "live", "test", "dev", "development", "staging", "stage", "stg", "qa", "uat", "local", "old", "new", "current", "main", "primary", "secondary", "backup", "default", "base", "bytes", "text", "bearer", "v", "override", "env", "secret", "token", "key", "password", "passwd", "pwd", "passphrase", "pass", "apikey", "credential", "credentials", "creds", "cred", "auth", "access", "private"]
+_ALLOWED_AFTER = words(
+    """
+    value val str string b64 base64 hex raw enc encoded plain plaintext data prod
+    production live test dev development staging stage stg qa uat local old new current
+    main primary secondary backup default base bytes text bearer v override env secret
+    token key password passwd pwd passphrase pass apikey credential credentials creds
+    cred auth access private
+    """
 )
 _PASSWORD_AFTER = frozenset({"hash", "digest", "hashed"})
 
 _VERSION_RE = re.compile(r"(?:^|[\-_@:v])\d+\.\d+(?:\.\d+)*(?:[\-.+][\w.]+)?$")
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_UUID_RE = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +122,11 @@ class NameInfo:
 
 def classify_name(name: str) -> NameInfo | None:
     """Is this identifier a secret's name? Reads its words; the last secret noun decides."""
-    words = [w.lower() for part in re.split(r"[_.\-$]+", name) for w in _WORD_RE.findall(part)]
-    if not words or _DENY_ANYWHERE.intersection(words):
+    parts = [w.lower() for part in re.split(r"[_.\-$]+", name) for w in _WORD_RE.findall(part)]
+    if not parts or _DENY_ANYWHERE.intersection(parts):
         return None
     found: tuple[int, str] | None = None
-    for i, w in enumerate(words):
+    for i, w in enumerate(parts):
         kind = _NOUNS.get(w)
         if kind is None:
             for end, k in _COMPOUND_ENDS:
@@ -116,7 +138,7 @@ def classify_name(name: str) -> NameInfo | None:
     if found is None:
         return None
     i, kind = found
-    prev = words[i - 1] if i > 0 else ""
+    prev = parts[i - 1] if i > 0 else ""
     if kind == KEY:
         if prev == "api":
             kind = API_KEY
@@ -124,7 +146,7 @@ def classify_name(name: str) -> NameInfo | None:
             kind = SECRET
     if prev in _DENY_BEFORE:
         return None
-    for w in words[i + 1 :]:
+    for w in parts[i + 1 :]:
         if w.isdigit() or w in _ALLOWED_AFTER:
             continue
         if kind == PASSWORD and w in _PASSWORD_AFTER:
@@ -191,17 +213,24 @@ def _opened_by(text: str, ns: int, quote: str) -> bool:
     return i >= 0 and text[i] == quote
 
 
-def scan_assignment(text: str, pos: int, anchor_len: int, seen: set[int]) -> Found | None:
+def scan_assignment(
+    text: str, pos: int, anchor_len: int, seen: set[int], examined: bytearray
+) -> Found | None:
     """Examine the name around an anchor at `pos`; return the value span to mask, if any.
 
     The cheap forward match runs first, so the usual anchor in prose ("tokens are")
-    costs one failed regex match.
+    costs one failed regex match. `examined` marks values already looked at, so an
+    anchor inside one (`key=key=key=…`) is skipped and the scan stays linear.
     """
+    if examined[pos]:
+        return None
     end_limit = min(len(text), pos + 2048)
     after = pos + anchor_len
     m = _TAIL.match(text, after, end_limit)
     if m is None:
         return _scan_other(text, pos, after, seen, end_limit)
+    vs, ve = m.span("qv") if m.group("q") else m.span("uv")
+    examined[vs:ve] = b"\x01" * (ve - vs)
     ns = name_start(text, pos)
     if ns in seen:
         return None
@@ -246,18 +275,24 @@ def _scan_other(text: str, pos: int, after: int, seen: set[int], end_limit: int)
             return None
         seen.add(ns)
         return m.start("v"), m.end("v"), info.kind
-    if text[pos : pos + 2] not in ("pa", "pw", "PA", "PW", "Pa", "Pw"):
-        return None  # prose form only for passwords
     m = _PROSE_TAIL.match(text, after, end_limit)
     if m is None:
         return None
     ns = name_start(text, pos)
     name = text[ns : m.start("rest")] + m.group("rest")
+    if ns > 0 and text[ns - 1] == " ":  # prose spells names as words: "the API key is …"
+        before = text[max(0, ns - 24) : ns - 1].split()
+        if before:
+            name = before[-1] + "_" + name
     info = classify_name(name)
-    if info is None or info.kind != PASSWORD or ns in seen:
+    if info is None or not info.strong or ns in seen:
         return None
     value = m.group("v").rstrip(".,;:?)")
-    if not value_ok(value, info) or not any(ch.isdigit() for ch in value):
+    if info.kind == PASSWORD:  # "my password is hunter2!" — needs a digit to be believable
+        ok = value_ok(value, info) and any(ch.isdigit() for ch in value)
+    else:  # "the token is …" only when the value could not be a word
+        ok = value_ok(value, info) and looks_random(value, min_len=20, min_entropy=3.5)
+    if not ok:
         return None
     seen.add(ns)
     return m.start("v"), m.start("v") + len(value), info.kind

@@ -48,8 +48,6 @@ def scan_buffer(raw: bytes) -> bytes:
     return b" " + raw.translate(_SCAN_TABLE)
 
 
-_WINDOW = 4096  # how far past its anchor a rule may read
-
 # Which rule names a merged span when several overlap (highest wins, then the longest).
 PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_PII, PRIO_INTERNAL = 5, 4, 3, 2, 1, 0
 _PII_RULES = ("email", "phone-number", "credit-card", "us-ssn", "iban")
@@ -66,6 +64,7 @@ class _Ctx:
 
     cands: list[tuple[int, int, str, int]] = field(default_factory=list)
     seen_names: set[int] = field(default_factory=set)
+    examined: bytearray | None = None  # values already parsed by assign (allocated lazily)
 
     def add(self, start: int, end: int, rule: str, level: int) -> None:
         if end > start:
@@ -77,11 +76,12 @@ Handler = Callable[[str, int, _Ctx], None]
 
 def _token_handler(rule: TokenRule) -> Handler:
     rx = rule.compile()
-    back, check, min_ent, rid, level = rule.back, rule.check, rule.entropy, rule.id, rule.level
+    back, ahead, check = rule.back, rule.ahead, rule.check
+    min_ent, rid, level = rule.entropy, rule.id, rule.level
     group = "s" if "s" in rx.groupindex else 0
 
     def handle(text: str, pos: int, ctx: _Ctx) -> None:
-        end = min(len(text), pos + _WINDOW)
+        end = min(len(text), pos + ahead)
         m = rx.search(text, max(0, pos - back), end) if back else rx.match(text, pos, end)
         if m is None:
             return
@@ -107,7 +107,9 @@ def _found_handler(fn: Callable[[str, int], tuple[int, int, str] | None]) -> Han
 
 def _assign_handler(anchor_len: int) -> Handler:
     def handle(text: str, pos: int, ctx: _Ctx) -> None:
-        r = assign.scan_assignment(text, pos, anchor_len, ctx.seen_names)
+        if ctx.examined is None:
+            ctx.examined = bytearray(len(text))
+        r = assign.scan_assignment(text, pos, anchor_len, ctx.seen_names, ctx.examined)
         if r is not None:
             ctx.add(r[0], r[1], r[2], CREDENTIALS)
 
@@ -168,7 +170,8 @@ class Detector:
         for a, fn in (
             ("authorization", structural.scan_auth_header),
             ("bearer", structural.scan_bearer),
-            ("curl", structural.scan_curl_user),
+            ("-u ", structural.scan_curl_user),
+            ("--user ", structural.scan_curl_user),
             ("eyj", structural.scan_jwt),
         ):
             bounded.setdefault(a, []).append(_found_handler(fn))
@@ -199,11 +202,11 @@ class Detector:
         self._configured.discard("")
         suffixes = [s.lstrip(".") for s in pii.INTERNAL_SUFFIXES] + sorted(self._configured)
         by_len = sorted(suffixes, key=len, reverse=True)
-        self._internal_re = re.compile(rb"\.(?:" + b"|".join(re.escape(_buf(d)) for d in by_len) + b")")
-        bare = sorted(self._configured, key=len, reverse=True)
-        self._bare_re = (
-            re.compile(b"|".join(re.escape(_buf(d)) for d in bare)) if bare else None
+        self._internal_re = re.compile(
+            rb"\.(?:" + b"|".join(re.escape(_buf(d)) for d in by_len) + b")"
         )
+        bare = sorted(self._configured, key=len, reverse=True)
+        self._bare_re = re.compile(b"|".join(re.escape(_buf(d)) for d in bare)) if bare else None
 
     # ------------------------------------------------------------------ scanning
 
@@ -296,9 +299,7 @@ class Detector:
 
     def _filter(self, text: str, cands: list[tuple[int, int, str, int]]) -> list[Match]:
         """Drop allow-listed values and anything overlapping an existing marker; dedupe."""
-        protected = (
-            [m.span() for m in MARKER_RE.finditer(text)] if "[redacted:" in text else []
-        )
+        protected = [m.span() for m in MARKER_RE.finditer(text)] if "[redacted:" in text else []
         seen: dict[tuple[int, int, str], Match] = {}
         for s, e, rule, level in cands:
             value = text[s:e]

@@ -110,8 +110,10 @@ class DetectConfig:
         if unknown:
             raise ValueError(f"[redact]: unknown keys {sorted(unknown)}")
         allow = _str_list(d.get("allow", []), "allow")
-        domains = [x.strip().lstrip(".").lower() for x in _str_list(
-            d.get("internal_domains", []), "internal_domains")]
+        domains = [
+            x.strip().lstrip(".").lower()
+            for x in _str_list(d.get("internal_domains", []), "internal_domains")
+        ]
         patterns: list[PatternSpec] = []
         raw = d.get("patterns", [])
         if not isinstance(raw, list):

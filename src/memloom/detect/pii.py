@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from .validators import IBAN_LENGTHS, card_ok, iban_ok, ssn_ok
+from .validators import IBAN_LENGTHS, card_ok, iban_ok, ssn_ok, words
 
 Found = tuple[int, int, str]
 
@@ -25,8 +25,12 @@ _ROLE_LOCALS = frozenset(
 )
 _EXAMPLE_DOMAINS = ("example.com", "example.org", "example.net")
 _RESERVED_TLDS = frozenset({"example", "test", "invalid", "localhost", "local"})
-_FILE_TLDS = frozenset(
-    ["png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "js", "mjs", "cjs", "ts", "tsx", "jsx", "css", "scss", "less", "json", "md", "mdx", "py", "rb", "go", "rs", "java", "kt", "swift", "html", "htm", "xml", "yml", "yaml", "toml", "lock", "txt", "map", "wasm", "zip", "gz", "tgz", "tar", "pdf", "sh", "vue", "svelte", "php", "cs", "cpp", "hpp", "dart", "lua", "sql", "csv", "log"]
+_FILE_TLDS = words(
+    """
+    png jpg jpeg gif svg webp ico bmp js mjs cjs ts tsx jsx css scss less json md mdx py
+    rb go rs java kt swift html htm xml yml yaml toml lock txt map wasm zip gz tgz tar
+    pdf sh vue svelte php cs cpp hpp dart lua sql csv log
+    """
 )
 
 
@@ -66,16 +70,19 @@ def _in_url_userinfo(text: str, start: int) -> bool:
 # A two-digit match preceded by two capitals (`DE89…`) is an IBAN candidate instead.
 NUMBER_RUN = re.compile(rb"[\d+(](?:[\d .\-()]{6,}|(?<=[A-Z]{2}\d)\d)")  # on ASCII bytes
 _NUMERIC = re.compile(
-    r"""(?<![\w.+\-/:#=@$])
-    (?:
-        (?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?![\w.])
-      | (?P<ssn>(?P<area>\d{3})-(?P<group>\d{2})-(?P<serial>\d{4}))(?![\w\-])
-      | (?P<card>\d{4}(?P<sep>[ \-])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{4,5}|\d{13,19})
-        (?![\w\-]|\.\d)
-      | (?P<phone>\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .\-]?\d{2,4}){1,4}
-                 |\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}
-                 |\d{3}[.\-]\d{3}[.\-]\d{4})
-        (?![\w\-]|\.\d)
+    r"""(?:
+        (?<![\w.\-])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?![\w.]|-\w)
+      | (?<![\w.+\-/:#=@$])
+        (?:
+            (?P<ssn>(?P<area>\d{3})-(?P<group>\d{2})-(?P<serial>\d{4}))(?![\w\-])
+          | (?P<card>\d{4}(?P<sep>[ \-])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}
+                    |\d{4}[ \-]\d{6}[ \-]\d{4,5}|\d{13,19})
+            (?![\w\-]|\.\d)
+          | (?P<phone>\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .\-]?\d{2,4}){1,4}
+                     |\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}
+                     |\d{3}[.\-]\d{3}[.\-]\d{4})
+            (?![\w\-]|\.\d)
+        )
     )""",
     re.X,
 )
@@ -172,9 +179,7 @@ _HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _LABEL_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?")
 
 
-def scan_internal_host(
-    text: str, s: int, e: int, domain: str, bare_ok: bool
-) -> Found | None:
+def scan_internal_host(text: str, s: int, e: int, domain: str, bare_ok: bool) -> Found | None:
     """A hostname ending at [s, e), an occurrence of an internal suffix or domain.
 
     `domain` is the suffix without its dot (`corp`, or a configured `acme.com`); `bare_ok`

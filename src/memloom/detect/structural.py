@@ -59,16 +59,22 @@ def scan_bearer(text: str, pos: int) -> Found | None:
 
 
 _CURL_USER = re.compile(
-    r"""curl\b[^\n]{0,600}?\s(?:-u|--user)(?:[ \t]+|=)(?P<q>["']?)
+    r"""(?:-u|--user)(?:[ \t]+|=)(?P<q>["']?)
     (?P<user>[^\s:"'<>{}]{0,128}):(?P<s>[^\s"']{0,256})(?P=q)(?=\s|$)""",
     re.X,
 )
 
 
 def scan_curl_user(text: str, pos: int) -> Found | None:
-    """`curl -u user:password` — masks the password, keeps the user."""
-    m = _CURL_USER.match(text, pos, min(len(text), pos + 1200))
+    """`curl … -u user:password` — masks the password, keeps the user.
+
+    Anchored on the flag (bounded work per anchor); `curl` must start the same line.
+    """
+    m = _CURL_USER.match(text, pos, min(len(text), pos + 420))
     if m is None:
+        return None
+    line_start = text.rfind("\n", max(0, pos - 600), pos) + 1
+    if text.find("curl", max(line_start, pos - 600), pos) < 0:
         return None
     pw, user = m.group("s"), m.group("user")
     if not pw:  # `curl -u sk_live_…:` — an API key passed as the user name

@@ -10,6 +10,12 @@ import math
 import re
 from collections import Counter
 
+
+def words(text: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long lists compact)."""
+    return frozenset(text.split())
+
+
 # ----------------------------------------------------------------------------- entropy
 
 
@@ -110,8 +116,17 @@ _PLACEHOLDER_RE = re.compile(
     """
 )
 
-_PLACEHOLDER_WORDS = frozenset(
-    ["password", "passwd", "pass", "pwd", "secret", "secrets", "token", "tokens", "key", "apikey", "api_key", "api-key", "value", "changeme", "change_me", "changeit", "placeholder", "example", "examples", "sample", "dummy", "fake", "test", "testing", "none", "null", "nil", "undefined", "true", "false", "yes", "no", "on", "off", "empty", "default", "required", "optional", "redacted", "hidden", "masked", "removed", "omitted", "string", "str", "text", "your_token", "your-token", "yourtoken", "your_key", "your-key", "yourkey", "your_secret", "your_password", "your-password", "mypassword", "mysecret", "secretkey", "secret_key", "secret-key", "password123", "admin", "root", "user", "username", "guest", "todo", "tbd", "foo", "bar", "baz", "foobar", "qux", "hunter2", "letmein", "abc123", "123456", "12345678", "xxx", "xxxx"]
+_PLACEHOLDER_WORDS = words(
+    """
+    password passwd pass pwd secret secrets token tokens key apikey api_key api-key
+    value changeme change_me changeit placeholder example examples sample dummy fake
+    test testing none null nil undefined true false yes no on off empty default required
+    optional redacted hidden masked removed omitted string str text your_token
+    your-token yourtoken your_key your-key yourkey your_secret your_password
+    your-password mypassword mysecret secretkey secret_key secret-key password123 admin
+    root user username guest todo tbd foo bar baz foobar qux hunter2 letmein abc123
+    123456 12345678 xxx xxxx
+    """
 )
 
 _PLACEHOLDER_PARTS_RE = re.compile(
@@ -141,8 +156,11 @@ _DOTTED_IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*
 _IDENT_PART_RE = re.compile(r"[A-Za-z_$][\w$]*")
 _CALL_RE = re.compile(r"^[A-Za-z_$][\w$.]*\(.*\)?$")
 _PATH_RE = re.compile(r"^(?:[~.]{0,2}/|[A-Za-z]:\\|\\\\)[^\s]*$|^[\w.\-]+/[\w.\-/]+$")
-_FILE_RE = re.compile(r"^[\w\-]+\.(?:pem|key|crt|cer|p12|pfx|jks|json|ya?ml|txt|env|cfg|conf|ini|"
-                      r"toml|xml|js|ts|py|sh|keytab|keystore|der|pub|asc|gpg)$", re.I)
+_FILE_RE = re.compile(
+    r"^[\w\-]+\.(?:pem|key|crt|cer|p12|pfx|jks|json|ya?ml|txt|env|cfg|conf|ini|"
+    r"toml|xml|js|ts|py|sh|keytab|keystore|der|pub|asc|gpg)$",
+    re.I,
+)
 
 
 def looks_like_code(value: str) -> bool:
@@ -185,11 +203,7 @@ def looks_wordy(value: str) -> bool:
         if len(seg) <= 2 and not seg.isdigit():
             continue  # too short to judge either way
         total += len(seg)
-        if (
-            not seg.isdigit()
-            and _VOWELS.intersection(seg)
-            and not _CONSONANT_RUN_RE.search(seg)
-        ):
+        if not seg.isdigit() and _VOWELS.intersection(seg) and not _CONSONANT_RUN_RE.search(seg):
             wordy += len(seg)
     return total > 0 and wordy >= 0.75 * total
 

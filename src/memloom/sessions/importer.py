@@ -1,0 +1,430 @@
+"""``memloom import sessions``: Claude Code transcripts in, typed memories out.
+
+discover → ledger check → parse → redact → chunk → distill (one LLM call per
+chunk) → embed → belief pipeline → provenance → watermark. The watermark moves
+after every chunk, so a run that stops part-way (a 402 from the provider, a
+crash, Ctrl-C) keeps what it did and the next run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from memloom import beliefs
+from memloom.sessions import ledger as ledger_mod
+from memloom.sessions.chunk import Chunk, chunk_units
+from memloom.store.base import LedgerRow, ProvenanceRow
+
+if TYPE_CHECKING:
+    from memloom.engine import Memloom
+    from memloom.llm.base import LLM
+    from memloom.sessions.discover import SessionFile
+    from memloom.sessions.parse import Unit
+
+log = logging.getLogger(__name__)
+
+EXCERPT_CHARS = 500
+SOURCE = "claude-code"
+SKIP_REASONS = (
+    "sidecars", "active", "outside_window", "over_cap", "up_to_date", "project_filter",
+    "not_transcripts", "missing",
+)  # fmt: skip
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+class SessionReport(BaseModel):
+    path: str
+    session_id: str | None = None
+    project: str | None = None
+    status: str = "imported"  # imported | up_to_date | dry_run | partial | failed | empty
+    reason: str | None = None  # new | grown | partial | rewritten | truncated | forced
+    units: int = 0
+    chunks: int = 0
+    chunks_done: int = 0
+    chars: int = 0
+    saved: int = 0
+    versioned: int = 0
+    merged: int = 0
+    conflicts: int = 0
+    dropped: int = 0
+    error: str | None = None
+
+
+class ImportReport(BaseModel):
+    """The summary document of one run (``--json`` prints it)."""
+
+    sessions: int = 0
+    saved: int = 0
+    versioned: int = 0
+    merged: int = 0
+    conflicts: int = 0
+    auto_resolved: int = 0
+    dropped: int = 0
+    truncated: int = 0
+    redactions: int = 0
+    malformed: int = 0
+    duplicates: int = 0
+    failed: int = 0
+    chunks: int = 0
+    input_chars: int = 0
+    calls: dict[str, int] = Field(
+        default_factory=lambda: {"extraction": 0, "classify": 0, "judge": 0, "embedding": 0}
+    )
+    skipped: dict[str, int] = Field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
+    llm: str = ""
+    offline: bool = False
+    dry_run: bool = False
+    stopped: str | None = None
+    elapsed_s: float = 0.0
+    per_session: list[SessionReport] = Field(default_factory=list)
+
+
+@dataclass
+class ImportOptions:
+    paths: Sequence[Path] | None = None
+    days: float | None = 14
+    sessions: int | None = 20
+    project: str | None = None
+    dry_run: bool = False
+    force: bool = False
+    root: Path | None = None
+    quiet_seconds: float = 300
+    #: Unattended runs (the capture worker) may be capped by a daily budget:
+    #: called before each extraction call; False stops the run.
+    allow_call: Callable[[], bool] | None = None
+    progress: Progress | None = None
+    judge: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ProviderStopped(Exception):
+    pass
+
+
+def _iso_ts(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _line_ends(path: Path, start: int, end: int) -> list[int]:
+    """Absolute byte offsets just past each newline in [start, end)."""
+    if end <= start:
+        return []
+    with path.open("rb") as fh:
+        fh.seek(start)
+        data = fh.read(end - start)
+    out = []
+    pos = data.find(b"\n")
+    while pos >= 0:
+        out.append(start + pos + 1)
+        pos = data.find(b"\n", pos + 1)
+    if not data.endswith(b"\n"):
+        out.append(end)  # a complete last record without its newline
+    return out
+
+
+class Importer:
+    def __init__(self, engine: Memloom, llm: LLM, options: ImportOptions) -> None:
+        self.engine = engine
+        self.llm = llm
+        self.opt = options
+        self.report = ImportReport(
+            llm=getattr(llm, "description", getattr(llm, "name", "")),
+            offline=bool(getattr(llm, "offline", False)),
+            dry_run=options.dry_run,
+        )
+        self.pipeline = beliefs.BeliefPipeline(engine, llm, judge=options.judge)
+
+    # ------------------------------------------------------------ run
+
+    def _emit(self, event: str, **data: Any) -> None:
+        if self.opt.progress is not None:
+            self.opt.progress({"event": event, **data})
+
+    def run(self) -> ImportReport:
+        from memloom.sessions.discover import discover, discover_paths
+
+        started = time.perf_counter()
+        opt = self.opt
+        if opt.paths:
+            found = discover_paths([Path(p) for p in opt.paths], project=opt.project)
+        else:
+            found = discover(
+                opt.root,
+                days=opt.days,
+                max_sessions=opt.sessions,
+                project=opt.project,
+                quiet_seconds=opt.quiet_seconds,
+            )
+        for reason, count in found.skipped.items():
+            self.report.skipped[reason] = self.report.skipped.get(reason, 0) + count
+        rows = self.engine.backend.ledger_get_many([str(f.path) for f in found.files])
+        self._emit("discovered", files=len(found.files), skipped=dict(self.report.skipped))
+        for file in found.files:
+            try:
+                session = self._session(file, rows.get(str(file.path)))
+            except ProviderStopped:
+                break
+            if session is not None:
+                self.report.per_session.append(session)
+                self._emit("session_done", session=session.model_dump())
+        self.report.elapsed_s = round(time.perf_counter() - started, 3)
+        self._emit("done", report=self.report.model_dump())
+        return self.report
+
+    # ------------------------------------------------------------ one file
+
+    def _session(self, file: SessionFile, row: LedgerRow | None) -> SessionReport | None:
+        from memloom.sessions.parse import parse_bytes, parse_transcript
+
+        path = file.path
+        plan = ledger_mod.plan(path, file.size, file.mtime, row, force=self.opt.force)
+        rep = SessionReport(path=str(path), session_id=file.session_id, reason=plan.reason)
+        if plan.action == "skip":
+            self.report.skipped["up_to_date"] += 1
+            if row is not None and row.mtime != file.mtime and not self.opt.dry_run:
+                with self.engine.backend.transaction():
+                    row.mtime = file.mtime
+                    self.engine.backend.ledger_put(row)
+            return None
+        self.report.sessions += 1
+        start_offset = plan.offset if plan.action == "resume" else 0
+        start_line = plan.lines if plan.action == "resume" else 0
+
+        context: list[Unit] = []
+        context_cwd = None
+        if start_offset:
+            ctx_off, ctx_lines = ledger_mod.context_start(path, start_offset, start_line)
+            with path.open("rb") as fh:
+                fh.seek(ctx_off)
+                ctx_bytes = fh.read(start_offset - ctx_off)
+            ctx_parsed = parse_bytes(ctx_bytes, first_line=ctx_lines + 1, final=True)
+            context, context_cwd = ctx_parsed.units, ctx_parsed.cwd
+
+        parsed = parse_transcript(path, start_offset=start_offset, start_line=start_line)
+        self.report.malformed += parsed.malformed
+        rep.session_id = parsed.session_id or file.session_id
+        project = parsed.cwd or context_cwd or (row.project if row else None) or file.project_dir
+        rep.project = project
+        units = list(parsed.units)
+        uuids = [u.uuid for u in units if u.uuid]
+        if uuids:
+            elsewhere = self.engine.backend.records_seen(uuids, str(path))
+            if elsewhere:
+                before = len(units)
+                units = [u for u in units if u.uuid not in elsewhere]
+                self.report.duplicates += before - len(units)
+        rep.units = len(units)
+        for unit in (*context, *units):
+            unit.text = self._redact(unit.text)
+        chunks, truncated = chunk_units([*context, *units], context=len(context))
+        self.report.truncated += truncated
+        rep.chunks = len(chunks)
+        rep.chars = sum(c.chars for c in chunks)
+        self.report.chunks += len(chunks)
+        self.report.input_chars += rep.chars
+        end_offset = max(parsed.end_offset, start_offset)
+        end_lines = max(parsed.lines_read, start_line)
+        if self.opt.dry_run:
+            rep.status = "dry_run"
+            return rep
+        self._emit("session_start", path=str(path), chunks=len(chunks), units=len(units))
+
+        digest = hashlib.sha256()
+        consumed = 0
+        if start_offset:
+            digest = _hash_upto(path, start_offset)
+            consumed = start_offset
+        ends = _line_ends(path, start_offset, end_offset)
+
+        def offset_of_line(line: int) -> int:
+            index = line - start_line - 1
+            return ends[index] if 0 <= index < len(ends) else end_offset
+
+        def save_ledger(offset: int, lines: int, status: str, error: str | None = None) -> None:
+            nonlocal consumed
+            if offset > consumed:
+                with path.open("rb") as fh:
+                    fh.seek(consumed)
+                    digest.update(fh.read(offset - consumed))
+                consumed = offset
+            memories = (row.memories if row is not None and plan.action == "resume" else 0) + (
+                rep.saved + rep.versioned
+            )
+            self.engine.backend.ledger_put(
+                LedgerRow(
+                    path=str(path), session_id=rep.session_id, project=project,
+                    size=file.size, mtime=file.mtime, offset=offset, lines=lines,
+                    hash=digest.hexdigest(), status=status, memories=memories,
+                    last_error=error, updated_at=time.time(),
+                )
+            )  # fmt: skip
+
+        for index, chunk in enumerate(chunks):
+            if self.opt.allow_call is not None and not self.opt.allow_call():
+                self._stop(rep, "daily budget of unattended calls is spent")
+                with self.engine.backend.transaction():
+                    save_ledger(consumed, self._lines_at(consumed, row, plan, start_line, ends),
+                                "partial", rep.error)  # fmt: skip
+                raise ProviderStopped
+            try:
+                self._distill_chunk(chunk, rep, project, str(path))
+            except ProviderStopped as stop:
+                self._stop(rep, str(stop))
+                with self.engine.backend.transaction():
+                    save_ledger(consumed, self._lines_at(consumed, row, plan, start_line, ends),
+                                "partial", rep.error)  # fmt: skip
+                raise
+            except Exception as exc:
+                log.warning("chunk %d of %s failed: %s", index + 1, path, exc)
+                rep.status = "failed" if rep.chunks_done == 0 else "partial"
+                rep.error = f"chunk {index + 1}/{len(chunks)}: {exc}"
+                self.report.failed += 1
+                with self.engine.backend.transaction():
+                    save_ledger(consumed, self._lines_at(consumed, row, plan, start_line, ends),
+                                "partial", rep.error)  # fmt: skip
+                return rep
+            rep.chunks_done += 1
+            last = index == len(chunks) - 1
+            wm_line = end_lines if last else max(u.end_line for u in chunk.new_units)
+            wm_offset = end_offset if last else offset_of_line(wm_line)
+            with self.engine.backend.transaction():
+                self.engine.backend.records_add(
+                    [u.uuid for u in chunk.new_units if u.uuid], str(path)
+                )
+                save_ledger(wm_offset, wm_line, "complete" if last else "partial")
+            self._emit("chunk_done", path=str(path), index=index + 1, total=len(chunks))
+        if not chunks:
+            rep.status = "empty"
+            with self.engine.backend.transaction():
+                save_ledger(end_offset, end_lines, "complete")
+        return rep
+
+    @staticmethod
+    def _lines_at(offset: int, row: Any, plan: Any, start_line: int, ends: list[int]) -> int:
+        """Line count at a watermark offset already recorded (for partial saves)."""
+        count = start_line
+        for end in ends:
+            if end <= offset:
+                count += 1
+            else:
+                break
+        return count
+
+    def _stop(self, rep: SessionReport, message: str) -> None:
+        rep.status = "partial" if rep.chunks_done else "failed"
+        rep.error = message
+        self.report.stopped = message
+        self.report.failed += 1
+
+    # ------------------------------------------------------------ pieces
+
+    def _redact(self, text: str) -> str:
+        clean, hits = self.engine.detector.redact(text)
+        self.report.redactions += len(hits)
+        return clean
+
+    def _distill_chunk(
+        self, chunk: Chunk, rep: SessionReport, project: str | None, path: str
+    ) -> None:
+        from memloom.llm import tasks
+        from memloom.llm.base import ProviderStopError
+
+        payload = {
+            "session": {"id": rep.session_id, "project": project, "path": path},
+            "lines": [{"line": u.start_line, "role": u.role, "text": u.text} for u in chunk.units],
+        }
+        try:
+            reply = self.llm.complete(
+                tasks.DISTILL, tasks.DISTILL_SYSTEM, payload, tasks.DISTILL_SCHEMA
+            )
+        except ProviderStopError as exc:
+            raise ProviderStopped(str(exc)) from exc
+        finally:
+            self.report.calls["extraction"] += 1
+        items, dropped = tasks.validate_distill(
+            reply, chunk_lines=(chunk.first_line, chunk.last_line)
+        )
+        self.report.dropped += dropped
+        rep.dropped += dropped
+        if not items:
+            return
+        texts = [self._redact(item.content) for item in items]
+        vectors = self.engine._embed_texts(texts)
+        self.report.calls["embedding"] += 1
+        by_line = chunk.units
+        for i, item in enumerate(items):
+            start, end = item.lines
+            near = [u for u in by_line if u.end_line >= start and u.start_line <= end]
+            excerpt = "\n".join(f"{u.role}: {u.text}" for u in near)
+            if len(excerpt) > EXCERPT_CHARS:
+                excerpt = excerpt[: EXCERPT_CHARS - 1] + "…"
+            stamps = [t for t in (_iso_ts(u.timestamp) for u in near) if t is not None]
+            level, _ = self.engine.detector.classify(texts[i])
+            belief = beliefs.NewBelief(
+                text=texts[i],
+                vec=None if vectors is None else vectors[i],
+                type=item.type,
+                project=project,
+                sensitivity=int(level),
+                source=SOURCE,
+                session_id=rep.session_id,
+                asserted_at=max(stamps) if stamps else None,
+                excerpt=excerpt,
+                metadata={"session_id": rep.session_id, "lines": [start, end]},
+            )
+            out = self.pipeline.write(belief)
+            for name, count in out.calls.items():
+                self.report.calls[name] = self.report.calls.get(name, 0) + count
+            self.report.auto_resolved += out.auto_resolved
+            if out.outcome == "merged":
+                self.report.merged += 1
+                rep.merged += 1
+            elif out.outcome == "versioned":
+                self.report.versioned += 1
+                rep.versioned += 1
+            else:
+                self.report.saved += 1
+                rep.saved += 1
+                if out.outcome == "conflict":
+                    self.report.conflicts += len(out.conflicts)
+                    rep.conflicts += len(out.conflicts)
+            with self.engine._lock, self.engine.backend.transaction():
+                self.engine.backend.add_provenance(
+                    ProvenanceRow(
+                        memory_id=out.memory_id, session_id=rep.session_id, path=path,
+                        project=project, start_line=start, end_line=end, excerpt=excerpt,
+                        created_at=time.time(),
+                    )
+                )  # fmt: skip
+
+
+def _hash_upto(path: Path, length: int) -> Any:
+    digest = hashlib.sha256()
+    remaining = length
+    with path.open("rb") as fh:
+        while remaining > 0:
+            block = fh.read(min(1 << 20, remaining))
+            if not block:
+                break
+            digest.update(block)
+            remaining -= len(block)
+    return digest
+
+
+__all__ = ["Counter", "ImportOptions", "ImportReport", "Importer", "SessionReport"]

@@ -1,0 +1,99 @@
+"""Resolving and reverting conflicts, through the library contract."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import memloom
+from memloom.engine import ValidationError
+from memloom.store.base import ConflictStateError, NotFoundError
+
+
+def vec(deg: float) -> list[float]:
+    return [math.cos(math.radians(deg)), math.sin(math.radians(deg))]
+
+
+@pytest.fixture
+def m(tmp_path):
+    engine = memloom.open(home=str(tmp_path))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def conflict(m):
+    """Two memories 40 degrees apart: cosine distance 0.234, in the conflict band."""
+    old = m.store({"entries": [{"text": "deploys run on Fridays", "embedding": vec(0)}]}).ids[0]
+    res = m.store({"entries": [{"text": "deploys never run on Fridays", "embedding": vec(40)}]})
+    assert len(res.conflicts) == 1
+    return old, res.ids[0], res.conflicts[0].conflict_id
+
+
+def active_texts(m) -> set[str]:
+    return {d.text for d in m.list({"limit": 100}).memories}
+
+
+def test_pending_conflict_is_listed_with_both_sides(m, conflict):
+    old, new, cid = conflict
+    listed = m.conflicts()
+    assert listed.total == 1
+    doc = listed.conflicts[0]
+    assert (doc.id, doc.new.id, doc.existing.id, doc.status) == (cid, new, old, "pending")
+    assert doc.distance == pytest.approx(1 - math.cos(math.radians(40)), abs=1e-5)
+    assert m.conflicts("resolved").total == 0
+
+
+@pytest.mark.parametrize(
+    ("action", "survivor"),
+    [("keep_new", "deploys never run on Fridays"), ("keep_existing", "deploys run on Fridays")],
+)
+def test_keep_one_side_then_revert(m, conflict, action, survivor):
+    old, new, cid = conflict
+    doc = m.resolve(cid, {"action": action})
+    assert (doc.status, doc.resolution) == ("resolved", action)
+    assert active_texts(m) == {survivor}
+    loser = old if action == "keep_new" else new
+    assert m.get(loser).superseded_by == (new if action == "keep_new" else old)
+
+    reverted = m.revert(cid)
+    assert reverted.status == "pending" and reverted.resolution is None
+    assert active_texts(m) == {"deploys run on Fridays", "deploys never run on Fridays"}
+    assert m.get(loser).superseded_by is None
+
+
+def test_keep_both_changes_no_memory(m, conflict):
+    _, _, cid = conflict
+    m.resolve(cid, {"action": "keep_both"})
+    assert len(active_texts(m)) == 2
+    assert m.stats().conflicts_pending == 0
+
+
+def test_merge_writes_a_new_version_and_revert_removes_it(m, conflict):
+    old, new, cid = conflict
+    doc = m.resolve(cid, {"action": "merge", "text": "deploys run on Fridays except in December"})
+    assert active_texts(m) == {"deploys run on Fridays except in December"}
+    history = m.history(old).versions
+    assert [v.version for v in history] == [2, 1]
+    assert m.get(new).status == "expired"
+    assert doc.resolution == "merge"
+
+    m.revert(cid)
+    assert active_texts(m) == {"deploys run on Fridays", "deploys never run on Fridays"}
+    assert [v.version for v in m.history(old).versions] == [1]
+
+
+def test_resolution_errors(m, conflict):
+    _, _, cid = conflict
+    with pytest.raises(NotFoundError):
+        m.resolve("nope", {"action": "keep_both"})
+    with pytest.raises(ValidationError):
+        m.resolve(cid, {"action": "keep_both", "candidate_id": "someone-else"})
+    with pytest.raises(Exception, match="merged text"):
+        m.resolve(cid, {"action": "merge"})
+    with pytest.raises(ConflictStateError):
+        m.revert(cid)
+    m.resolve(cid, {"action": "keep_both"})
+    with pytest.raises(ConflictStateError):
+        m.resolve(cid, {"action": "keep_new"})
