@@ -280,3 +280,28 @@ def test_openai_compatible_embedder_from_the_environment(tmp_path, monkeypatch):
             memloom.open(home=str(tmp_path))
     finally:
         server.close()
+
+
+def test_reembed_migrates_a_store_to_the_configured_embedder(tmp_path, monkeypatch):
+    from tests.support.openai_server import ScriptedOpenAI
+
+    server = ScriptedOpenAI(dim=32)
+    try:
+        monkeypatch.setenv("MEMLOOM_EMBEDDER", "openai")
+        monkeypatch.setenv("MEMLOOM_EMBED_BASE_URL", server.base_url)
+        monkeypatch.setenv("MEMLOOM_EMBED_MODEL", "scripted-embed")
+        with memloom.open(home=str(tmp_path)) as engine:
+            engine.save({"text": "the release checklist lives in RELEASING.md"})
+            engine.save({"text": "coffee machine is on the third floor"})
+    finally:
+        server.close()
+    for name in ("MEMLOOM_EMBEDDER", "MEMLOOM_EMBED_MODEL", "MEMLOOM_EMBED_BASE_URL"):
+        monkeypatch.delenv(name)
+    with pytest.raises(EmbedderMismatchError):
+        memloom.open(home=str(tmp_path))
+    with memloom.open(home=str(tmp_path), check_embedder=False) as engine:
+        assert engine.reembed()["reembedded"] == 2
+    with memloom.open(home=str(tmp_path)) as engine:  # the local model now owns it
+        assert engine.stats().embedder == "local:all-MiniLM-L6-v2-int8@384"
+        top = engine.recall({"query": "how do we cut a release?"}).memories[0]
+        assert top.text == "the release checklist lives in RELEASING.md"

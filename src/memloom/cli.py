@@ -424,6 +424,25 @@ def pin(
 
 
 @app.command()
+def reembed(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Re-embed every memory with the configured embedder (after changing MEMLOOM_EMBEDDER)."""
+    import memloom
+
+    state: State = ctx.obj
+    m = memloom.open(str(state.home) if state.home else None, check_embedder=False)
+    try:
+        before = m.backend.get_meta("embedder")
+        result = m.reembed()
+    finally:
+        m.close()
+    if json_:
+        _emit_json({**result, "previous": before})
+    else:
+        count, after = result["reembedded"], result["embedder"]
+        _console().print(f"re-embedded {count} memories: {before or 'none'} -> {after}")
+
+
+@app.command()
 def export(ctx: typer.Context) -> None:
     """Write every memory, with versions and provenance, as JSON lines (a backup)."""
     with _engine(ctx) as m:

@@ -97,15 +97,17 @@ def _normalize(vec: Sequence[float] | np.ndarray) -> np.ndarray:
 class Memloom:
     """A memory store with its embedder. Thread-safe; share one per process."""
 
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
+    def __init__(
+        self, settings: Settings, store: Store, embedder: Embedder, *, check_embedder: bool = True
+    ) -> None:
         self.settings = settings
         self.backend = store
         self.embedder = embedder
         self._lock = threading.RLock()
         self._llm: Any = None
         self._detector: Any = None
-        stamped = store.get_meta("embedder")
-        check_fingerprint(stamped, embedder)
+        if check_embedder:
+            check_fingerprint(store.get_meta("embedder"), embedder)
 
     @property
     def detector(self) -> Any:
@@ -807,6 +809,26 @@ class Memloom:
                 )
         return self.get(memory_id)
 
+    # ------------------------------------------------------------ re-embedding
+
+    def reembed(self, batch: int = 256, progress: Any = None) -> dict[str, Any]:
+        """Re-embed every memory with the configured embedder and restamp the store."""
+        with self._lock:
+            rows = [(r.id, r.original_text or r.text) for r in self.backend.iter_all()]
+        vectors: dict[str, np.ndarray | None] = {}
+        for start in range(0, len(rows), batch):
+            part = rows[start : start + batch]
+            embedded = self.embedder.embed([t for _, t in part])
+            for (mid, _), vec in zip(part, embedded, strict=True):
+                vectors[mid] = vec
+            if progress is not None:
+                progress(min(start + batch, len(rows)), len(rows))
+        with self._lock, self.backend.transaction():
+            self.backend.replace_embeddings(vectors, self.embedder.dim)  # type: ignore[attr-defined]
+            self.backend.set_meta("embedder", self.embedder.fingerprint)
+        self.backend.reload_index()  # type: ignore[attr-defined]
+        return {"reembedded": len(vectors), "embedder": self.embedder.fingerprint}
+
     # ------------------------------------------------------------ conflicts
 
     def _side(self, row: MemoryRow) -> ConflictSide:
@@ -1006,6 +1028,7 @@ def open(
     *,
     embedder: Embedder | None = None,
     settings: Settings | None = None,
+    check_embedder: bool = True,
 ) -> Memloom:
     """Open (creating if needed) the store under ``home`` with the configured embedder."""
     settings = settings or load_settings(home, database_url)
@@ -1023,7 +1046,7 @@ def open(
             raise ConfigError(f"embedder settings: {exc}") from exc
     store = open_store(settings)
     try:
-        return Memloom(settings, store, embedder)
+        return Memloom(settings, store, embedder, check_embedder=check_embedder)
     except Exception:
         store.close()
         raise

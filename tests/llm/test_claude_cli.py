@@ -181,7 +181,7 @@ def test_overloaded_is_retried_then_fails(fake: Fake) -> None:
 
 def test_timeout_is_retried(fake: Fake) -> None:
     fake.reply(result(REPLY), sleep="5")
-    with pytest.raises(LLMError, match="timed out after 0.4s"):
+    with pytest.raises(LLMError, match=r"timed out after 0\.4s"):
         run(ClaudeCLIProvider(timeout=0.4, max_tries=2, sleep=lambda s: None))
     assert len(fake.calls()) == 2
 

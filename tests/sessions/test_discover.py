@@ -202,6 +202,12 @@ def test_session_project_reads_the_head(tmp_path) -> None:
         tmp_path, f"p/{sid(4)}.jsonl", data=f"{json.dumps(text)}\n{json.dumps(real)}\n".encode()
     )
     assert session_project(p) == "/real"
+    # beyond the first 4 KiB read, and an unterminated last line
+    pad = {"type": "summary", "summary": "y" * 10_000}
+    data = f"{json.dumps(pad)}\n{json.dumps(real)}".encode()
+    assert session_project(make(tmp_path, f"p/{sid(6)}.jsonl", data=data)) == "/real"
+    data = json.dumps({"cwd": "/no-newline"}).encode()
+    assert session_project(make(tmp_path, f"p/{sid(7)}.jsonl", data=data)) == "/no-newline"
     # only the first 200 lines are read
     lines = [json.dumps({"type": "summary"})] * 250 + [json.dumps(real)]
     p = make(tmp_path, f"p/{sid(5)}.jsonl", data=("\n".join(lines) + "\n").encode())

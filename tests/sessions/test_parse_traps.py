@@ -357,11 +357,16 @@ def test_odd_values_never_crash() -> None:
         b'{"type":"user","message":{"content":"\xff\xfe broken utf-8"}}',
         b"\xef\xbb\xbf" + b'{"type":"user","message":{"content":"after a BOM"}}',
         b"{" * 100_000,  # deep nesting
+        b'{"type":"user","uuid":"x4","parentUuid":["a"],"message":{"content":"list parent"}}',
+        b'{"type":"assistant","uuid":"x5","requestId":{"a":1},'
+        b'"message":{"id":"m","content":[{"type":"text","text":"dict request"}]}}',
     ]
     r = parse_bytes(b"\n".join(lines) + b"\n")
     assert units(r) == [
         ("user", "\ufffd\ufffd broken utf-8", 5, 5),
         ("user", "after a BOM", 6, 6),
+        ("user", "list parent", 8, 8),
+        ("assistant", "dict request", 9, 9),
     ]
     assert drops(r) == {"empty": 3, "non_conversation_type": 1}
-    assert (r.records, r.malformed) == (6, 1)
+    assert (r.records, r.malformed) == (8, 1)

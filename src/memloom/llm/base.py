@@ -126,6 +126,12 @@ class BaseLLM:
     def close(self) -> None:
         """Release pooled connections, if any (the provider stays usable)."""
 
+    def __enter__(self) -> BaseLLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r})"
 

@@ -363,12 +363,18 @@ _NEGATION = re.compile(r"\b(?:not|no|never|don'?t|doesn'?t|isn'?t|aren'?t|withou
 _WORD = re.compile(r"[a-z0-9][a-z0-9._+-]*")
 _STOP = frozenset(
     """a an the to of and or in on for with is are be it this that we i user rule preference
-    note decision""".split()  # noqa: SIM905
+    note decision do does did""".split()  # noqa: SIM905
 )
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    """Content words, crudely stemmed, without negations (polarity is compared apart)."""
+    words = set()
+    for word in _WORD.findall(_NEGATION.sub(" ", text.lower())):
+        if word in _STOP:
+            continue
+        words.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return words
 
 
 def classify_offline(new_text: str, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -371,7 +371,7 @@ class _Parser:
         self.res = ParseResult()
         self.dropped = self.res.dropped
         self.units = self.res.units
-        self.open_replies: dict[tuple[str, Any], Unit] = {}
+        self.open_replies: dict[tuple[str, str | None], Unit] = {}
         self.compact_uuids: set[str] = set()
         self.pending: deque[_Queued] = deque()
         self.candidates: list[_Queued] = []
@@ -445,7 +445,7 @@ class _Parser:
                 self.pending = deque(q for q in self.pending if _cleaned(q.text) not in joined)
         if o.get("isMeta") is True:
             reason = "meta"
-        elif o.get("isCompactSummary") is True or o.get("parentUuid") in self.compact_uuids:
+        elif o.get("isCompactSummary") is True or _str(o.get("parentUuid")) in self.compact_uuids:
             reason = "compact_summary"
         elif has_tool_result:
             reason = "tool_result"
@@ -488,7 +488,7 @@ class _Parser:
             return
         text = "\n\n".join(kept)
         mid = msg.get("id")
-        key = (mid, o.get("requestId")) if isinstance(mid, str) and mid else None
+        key = (mid, _str(o.get("requestId"))) if isinstance(mid, str) and mid else None
         unit = self.open_replies.get(key) if key else None
         if unit is not None:
             unit.text += "\n\n" + text

@@ -300,6 +300,22 @@ class SQLiteStore:
             if self._index is not None:
                 self._index.save_ann(self._ann_path, self._seen_seq)
 
+    def replace_embeddings(self, vectors: dict[str, np.ndarray | None], dim: int) -> None:
+        """Swap every vector at once (``memloom reembed``); the index is rebuilt after."""
+        self._require_tx()
+        seq = self._seq()
+        self.set_meta("dimension", str(dim))
+        self.db.executemany(
+            "UPDATE memories SET embedding = ?, seq = ? WHERE id = ?",
+            [(_vec_to_blob(v), seq, mid) for mid, v in vectors.items()],
+        )
+        self._index = None
+        self._ann_path.unlink(missing_ok=True)
+        self._ann_path.with_suffix(".json").unlink(missing_ok=True)
+
+    def reload_index(self) -> None:
+        self._load_index()
+
     # ------------------------------------------------------------ memories
 
     def insert(self, row: MemoryRow) -> None:
