@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -156,3 +157,25 @@ def test_redact_honours_config_allow_list_and_extra_patterns(tmp_path):
     (tmp_path / "config.toml").write_text('[[redact.patterns]]\nname = "bad"\nregex = "(["\n')
     res = run(tmp_path, "redact", stdin="x")
     assert res.returncode == 1 and "bad" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_import_sessions_example_offline_then_recall(tmp_path):
+    example = Path(__file__).resolve().parents[1] / "examples" / "claude-code-session"
+    dry = run(tmp_path, "import", "sessions", "--path", str(example), "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    doc = json.loads(dry.stdout)
+    assert doc["dry_run"] and doc["chunks"] >= 1 and doc["calls"]["extraction"] == 0
+
+    res = run(tmp_path, "import", "sessions", "--path", str(example))
+    assert res.returncode == 0, res.stderr
+    assert "offline" in res.stderr + res.stdout and "saved" in res.stdout
+
+    found = run(tmp_path, "recall", "how do I run the app locally?", "--json")
+    top = json.loads(found.stdout)["memories"][0]
+    assert "npm" in top["text"]
+    (prov,) = top["provenance"]
+    assert prov["path"].endswith("7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
+    assert prov["start_line"] == 61
+
+    again = run(tmp_path, "import", "sessions", "--path", str(example), "--json")
+    assert json.loads(again.stdout)["skipped"]["up_to_date"] == 1

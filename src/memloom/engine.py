@@ -444,6 +444,19 @@ class Memloom:
             if chosen:
                 with self.backend.transaction():
                     self.backend.touch([item[2].id for item in chosen], now)
+        provenance: dict[str, list[ProvenanceInfo]] = {}
+        if chosen:
+            for p in self.backend.provenance([item[2].id for item in chosen]):
+                provenance.setdefault(p.memory_id, []).append(
+                    ProvenanceInfo(
+                        session_id=p.session_id,
+                        path=p.path,
+                        project=p.project,
+                        start_line=p.start_line,
+                        end_line=p.end_line,
+                        excerpt=p.excerpt,
+                    )
+                )
         memories = [
             RecalledMemory(
                 id=row.id,
@@ -458,6 +471,7 @@ class Memloom:
                 last_referenced=_dt(now),  # type: ignore[arg-type]
                 created_at=_dt(row.created_at),  # type: ignore[arg-type]
                 project=row.project,
+                provenance=provenance.get(row.id, []),
             )
             for rel, sim, row in chosen
         ]

@@ -181,6 +181,15 @@ class RecallRequest(_Request):
         return self
 
 
+class ProvenanceInfo(BaseModel):
+    session_id: str | None
+    path: str | None
+    project: str | None
+    start_line: int | None
+    end_line: int | None
+    excerpt: str | None
+
+
 class RecalledMemory(BaseModel):
     id: str
     text: str
@@ -194,6 +203,8 @@ class RecalledMemory(BaseModel):
     last_referenced: datetime
     created_at: datetime
     project: str | None
+    #: Where the memory came from (session file and lines), when it was imported.
+    provenance: list[ProvenanceInfo] = Field(default_factory=list)
 
 
 class RecallStats(BaseModel):
@@ -327,15 +338,6 @@ class VersionInfo(BaseModel):
 
 class HistoryResponse(BaseModel):
     versions: list[VersionInfo]
-
-
-class ProvenanceInfo(BaseModel):
-    session_id: str | None
-    path: str | None
-    project: str | None
-    start_line: int | None
-    end_line: int | None
-    excerpt: str | None
 
 
 class MemoryDocument(BaseModel):

@@ -197,6 +197,7 @@ class Importer:
         rep = SessionReport(path=str(path), session_id=file.session_id, reason=plan.reason)
         if plan.action == "skip":
             self.report.skipped["up_to_date"] += 1
+            self._emit("session_skipped", path=str(path), reason=plan.reason)
             if row is not None and row.mtime != file.mtime and not self.opt.dry_run:
                 with self.engine.backend.transaction():
                     row.mtime = file.mtime

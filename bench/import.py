@@ -1,0 +1,156 @@
+"""Import cost: everything but the LLM, the unchanged re-check, and LLM volume per MB.
+
+    python bench/import.py [--transcripts DIR] [--sessions 1000]
+
+Reads the shared real transcripts (../shared/fixtures/transcripts, else the
+repository's test fixtures), lays them out as a ~/.claude/projects tree, and
+measures with a null model that answers instantly with no memories, so the
+figures are memloom's own work: discover, ledger, parse, redact, chunk,
+ledger writes. The dry run (discover + ledger check + parse + redact + chunk,
+no writes) is measured too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "fixtures" / "transcripts"
+RESULTS = REPO / "bench" / "results"
+UUID_NAME = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
+
+
+class NullLLM:
+    """Answers every distill call at once with no memories."""
+
+    name = "null"
+    model = None
+    description = "null model (benchmark)"
+    offline = False
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.input_chars = 0
+
+    def complete(self, task: str, system: str, payload: dict, schema: dict) -> dict:
+        self.calls[task] += 1
+        self.input_chars += len(system) + len(json.dumps(payload))
+        return {"memories": []}
+
+
+def layout(source: Path, dest: Path) -> tuple[int, int]:
+    """Copy transcripts into dest/projects/<dir>/; returns (files, bytes) of main transcripts."""
+    files = size = 0
+    for path in sorted(source.rglob("*.jsonl")):
+        name = path.name
+        match = UUID_NAME.search(name)
+        if "__" in name:  # shared flat names: <prefix>__<project dir>__<file>
+            parts = name.split("__")
+            project_dir = parts[-2] if len(parts) >= 2 else "bench"
+            if "subagents" in parts:
+                project_dir = parts[parts.index("subagents") - 2]
+            fname = parts[-1]
+        else:
+            project_dir, fname = path.parent.name, name
+        target = dest / "projects" / project_dir / fname
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        if match and "agent-" not in fname:
+            files += 1
+            size += path.stat().st_size
+    return files, size
+
+
+def run_import(home: Path, root: Path, llm: Any, **kw: Any) -> tuple[Any, float]:
+    import memloom
+
+    with memloom.open(home=str(home)) as m:
+        start = time.perf_counter()
+        report = m.import_sessions(root=root, days=None, sessions=None, llm=llm, **kw)
+        return report, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--transcripts", type=Path, default=None)
+    parser.add_argument("--sessions", type=int, default=1000, help="corpus size for the re-check")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    source = args.transcripts or (
+        SHARED if SHARED.exists() else REPO / "tests" / "fixtures" / "transcripts"
+    )
+    work = Path(tempfile.mkdtemp(prefix="memloom-import-bench-"))
+    try:
+        root = work / "claude"
+        files, size = layout(source, root)
+        old = time.time() - 3600
+        for p in root.rglob("*.jsonl"):
+            import os
+
+            os.utime(p, (old, old))
+        mb = size / 1e6
+        print(f"corpus: {files} session files, {mb:.2f} MB, from {source}")
+
+        dry, full = [], []
+        report = None
+        null = NullLLM()
+        for i in range(args.repeat):
+            _, t = run_import(work / f"dry{i}", root, null, dry_run=True)
+            dry.append(t)
+            null = NullLLM()
+            report, t = run_import(work / f"full{i}", root, null)
+            full.append(t)
+        assert report is not None
+        chunks, chars = report.chunks, report.input_chars
+
+        # Re-check of an unchanged corpus of N sessions.
+        big = work / "big"
+        seeds = [p for p in root.rglob("*.jsonl") if UUID_NAME.search(p.name) and p.stat().st_size]
+        import uuid
+
+        for i in range(args.sessions):
+            seed = seeds[i % len(seeds)]
+            target = big / "projects" / f"-proj-{i % 50}" / f"{uuid.uuid4()}.jsonl"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(seed, target)
+            os.utime(target, (old, old))
+        home = work / "recheck"
+        first, t_first = run_import(home, big, NullLLM())
+        rechecks = []
+        for _ in range(args.repeat):
+            again, t = run_import(home, big, NullLLM())
+            assert again.sessions == 0 and again.skipped["up_to_date"] == first.sessions
+            rechecks.append(t)
+
+        result = {
+            "corpus_files": files,
+            "corpus_mb": round(mb, 3),
+            "dry_run_mb_s": round(mb / statistics.median(dry), 1),
+            "pipeline_mb_s": round(mb / statistics.median(full), 1),
+            "chunks": chunks,
+            "llm_calls_per_mb": round(chunks / mb, 2),
+            "input_chars": chars,
+            "input_tokens_per_mb": round(null.input_chars / 4 / mb),
+            "recheck_sessions": first.sessions,
+            "recheck_s": round(statistics.median(rechecks), 3),
+            "first_import_of_recheck_corpus_s": round(t_first, 2),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "import.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+"""``import_sessions`` end to end: real files, a real SQLite store, the real local
+embedder, and a scripted model served over the OpenAI-compatible HTTP protocol."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import memloom
+from tests.support.scripted_llm import ScriptedModel
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+REAL = (
+    FIXTURES / "claude" / "projects" / "-Users-dain-workspace-JSSoundRecorder"
+    / "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
+)  # fmt: skip
+
+
+def record(role: str, text: str, *, cwd: str = "/home/dev/acme", sid: str = "s1") -> dict:
+    base = {
+        "uuid": str(uuid.uuid4()),
+        "sessionId": sid,
+        "cwd": cwd,
+        "timestamp": "2026-11-20T10:00:00.000Z",
+        "type": role,
+        "isSidechain": False,
+    }
+    if role == "user":
+        base["message"] = {"role": "user", "content": text}
+    else:
+        base["message"] = {
+            "id": "msg_" + uuid.uuid4().hex[:12],
+            "role": "assistant",
+            "model": "claude-sonnet",
+            "content": [{"type": "text", "text": text}],
+        }
+    return base
+
+
+def write_session(path: Path, turns: list[tuple[str, str]], **kw) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        for role, text in turns:
+            fh.write(json.dumps(record(role, text, **kw)) + "\n")
+    return path
+
+
+def session_path(root: Path, project_dir: str = "-home-dev-acme", sid: str | None = None) -> Path:
+    return root / "projects" / project_dir / f"{sid or uuid.uuid4()}.jsonl"
+
+
+@pytest.fixture
+def model(monkeypatch):
+    scripted = ScriptedModel()
+    monkeypatch.setenv("MEMLOOM_LLM", "openai")
+    monkeypatch.setenv("MEMLOOM_LLM_BASE_URL", scripted.base_url)
+    monkeypatch.setenv("MEMLOOM_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MEMLOOM_LLM_API_KEY", "sk-scripted-test-key")
+    yield scripted
+    scripted.close()
+
+
+@pytest.fixture
+def m(tmp_path):
+    engine = memloom.open(home=str(tmp_path / "home"))
+    yield engine
+    engine.close()
+
+
+def ledger(m, path: Path):
+    return m.backend.ledger_get_many([str(path)])[str(path)]
+
+
+def active(m) -> list:
+    return m.list({"limit": 1000}).memories
+
+
+# ---------------------------------------------------------------- provenance, ledger
+
+
+def test_real_transcript_gets_memories_with_provenance_and_a_ledger_row(m, model, tmp_path):
+    path = tmp_path / "claude" / "projects" / "-Users-dain-workspace-JSSoundRecorder" / REAL.name
+    path.parent.mkdir(parents=True)
+    shutil.copy(REAL, path)
+    # The real transcript has no REMEMBER: markers; add two typed prompts at the end.
+    write_session(
+        path,
+        [("user", "REMEMBER: the recorder targets Chrome and Firefox only"),
+         ("assistant", "Noted."),
+         ("user", "REMEMBER: I prefer vite over webpack for this project")],
+        cwd="/Users/dain/workspace/JSSoundRecorder", sid=REAL.stem,
+    )  # fmt: skip
+    report = m.import_sessions([path])
+    assert (report.sessions, report.saved, report.failed) == (1, 2, 0)
+    assert report.calls["extraction"] == 1 and report.calls["embedding"] == 1
+
+    memories = {d.text: d for d in active(m)}
+    pref = memories["I prefer vite over webpack for this project"]
+    assert pref.type == "preference"
+    assert pref.project == "/Users/dain/workspace/JSSoundRecorder"
+    doc = m.get(pref.id)
+    (prov,) = doc.provenance
+    lines = path.read_bytes().split(b"\n")
+    assert prov.path == str(path) and prov.session_id == REAL.stem
+    assert prov.start_line == prov.end_line == len(lines) - 1  # the last line of the file
+    assert "I prefer vite over webpack" in prov.excerpt
+
+    row = ledger(m, path)
+    data = path.read_bytes()
+    assert (row.status, row.offset, row.size) == ("complete", len(data), len(data))
+    assert row.lines == data.count(b"\n")
+    assert row.hash == hashlib.sha256(data).hexdigest()
+    assert row.memories == 2
+
+    # The distill request carried only conversation text, tagged with line numbers.
+    payload = model.payloads["memloom_distill"][0]
+    assert payload["session"]["id"] == REAL.stem
+    assert all(set(line) == {"line", "role", "text"} for line in payload["lines"])
+    assert not any("tool_use" in line["text"] for line in payload["lines"])
+
+
+def test_dry_run_calls_and_writes_nothing(m, model, tmp_path):
+    path = write_session(session_path(tmp_path), [("user", "REMEMBER: staging is on port 5433")])
+    report = m.import_sessions([path], dry_run=True)
+    assert report.dry_run and report.chunks == 1 and report.input_chars > 0
+    assert report.per_session[0].status == "dry_run"
+    assert model.server.requests == []
+    assert m.backend.ledger_get_many([str(path)]) == {}
+    assert m.stats().total_memories == 0
+
+
+def test_unchanged_rerun_makes_no_call(m, model, tmp_path):
+    path = write_session(session_path(tmp_path), [("user", "REMEMBER: CI runs on GitHub Actions")])
+    m.import_sessions([path])
+    before = len(model.server.requests)
+    report = m.import_sessions([path])
+    assert report.sessions == 0 and report.skipped["up_to_date"] == 1
+    assert len(model.server.requests) == before
+
+
+def test_grown_file_resumes_from_the_watermark_with_context(m, model, tmp_path):
+    path = session_path(tmp_path)
+    write_session(path, [("user", f"filler line {i}") for i in range(60)])
+    write_session(path, [("user", "REMEMBER: the API is written in Go")])
+    m.import_sessions([path])
+    first_rows = ledger(m, path)
+    assert first_rows.lines == 61
+
+    write_session(path, [("assistant", "ok"), ("user", "REMEMBER: deploys go through ArgoCD")])
+    report = m.import_sessions([path])
+    assert report.sessions == 1 and report.saved == 1
+    payload = model.payloads["memloom_distill"][-1]
+    numbers = [line["line"] for line in payload["lines"]]
+    # The last 40 lines before the watermark come along as context, nothing older.
+    assert numbers[0] == 61 - 40 + 1 and numbers[-1] == 63
+    assert ledger(m, path).lines == 63
+    # The overlap re-read the Go memory; it merged instead of duplicating.
+    texts = [d.text for d in active(m)]
+    assert sorted(texts) == ["deploys go through ArgoCD", "the API is written in Go"]
+
+
+def test_rewritten_prefix_is_reprocessed_from_the_start(m, model, tmp_path):
+    path = write_session(session_path(tmp_path), [("user", "REMEMBER: tabs not spaces here")])
+    m.import_sessions([path])
+    data = path.read_bytes().replace(b"tabs not spaces", b"tabs NOT spaces")
+    path.write_bytes(data)  # same size, different bytes
+    report = m.import_sessions([path])
+    assert report.per_session[0].reason == "rewritten"
+    assert model.payloads["memloom_distill"][-1]["lines"][0]["line"] == 1
+
+
+def test_force_reprocesses_an_imported_session(m, model, tmp_path):
+    path = write_session(session_path(tmp_path), [("user", "REMEMBER: use uv for Python envs")])
+    m.import_sessions([path])
+    report = m.import_sessions([path], force=True)
+    assert report.sessions == 1 and report.per_session[0].reason == "forced"
+    assert report.merged == 1 and report.saved == 0  # same memory again: merged, not doubled
+    assert len(active(m)) == 1
+
+
+def test_secrets_are_redacted_before_the_provider_sees_them(m, model, tmp_path):
+    secret = "ghp_" + "Q7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J3k4"
+    aws = "AKIA" + "Z7QWERTY2XCVB6NM"
+    path = write_session(
+        session_path(tmp_path),
+        [("user", f"REMEMBER: the deploy token is {secret}"),
+         ("assistant", f"I set AWS_ACCESS_KEY_ID={aws} in the env for you")],
+    )  # fmt: skip
+    report = m.import_sessions([path])
+    assert report.redactions >= 2
+    everything = "".join(model.bodies())
+    assert secret not in everything and aws not in everything
+    assert "[redacted:" in everything
+    (doc,) = active(m)
+    assert secret not in doc.text
+    assert secret not in m.get(doc.id).provenance[0].excerpt
+    stored = m.backend.db.execute("SELECT group_concat(text) FROM memories").fetchone()[0]
+    assert secret not in stored
+
+
+def test_provider_402_keeps_progress_and_a_rerun_heals(m, model, tmp_path):
+    path = session_path(tmp_path)
+    big = "x" * 3_000
+    turns = []
+    for i in range(24):  # about 74k characters: four chunks
+        turns.append(("user", f"REMEMBER: fact number {i}"))
+        turns.append(("assistant", big))
+    write_session(path, turns)
+    model.fail_on = {2: 402}
+    report = m.import_sessions([path])
+    assert report.stopped and "402" in report.stopped
+    first = ledger(m, path)
+    assert first.status == "partial" and 0 < first.offset < path.stat().st_size
+    saved_first = {d.text for d in active(m)}
+    assert saved_first and len(saved_first) < 24
+
+    model.fail_on = {}
+    report = m.import_sessions([path])
+    assert report.stopped is None and report.per_session[0].reason == "partial"
+    assert ledger(m, path).status == "complete"
+    texts = sorted(d.text for d in active(m))
+    assert texts == sorted(f"fact number {i}" for i in range(24))  # each exactly once
+
+
+def test_provider_401_stops_the_whole_run_with_a_clear_message(m, model, tmp_path):
+    a = write_session(session_path(tmp_path), [("user", "REMEMBER: one")])
+    b = write_session(session_path(tmp_path), [("user", "REMEMBER: two")])
+    model.fail_on = {1: 401}
+    report = m.import_sessions([a, b])
+    assert "401" in report.stopped
+    assert model.distill_calls == 1  # the second session was not attempted
+
+
+# ---------------------------------------------------------------- discovery filters
+
+
+def test_quiet_window_days_cap_and_project_filter(m, model, tmp_path):
+    root = tmp_path / "claude"
+    now = time.time()
+
+    def make(project_dir: str, cwd: str, age_s: float) -> Path:
+        path = write_session(
+            session_path(root, project_dir), [("user", f"REMEMBER: from {cwd} {age_s}")], cwd=cwd
+        )
+        os.utime(path, (now - age_s, now - age_s))
+        return path
+
+    make("-home-dev-acme", "/home/dev/acme", 30)  # still being written
+    make("-home-dev-acme", "/home/dev/acme", 3600)
+    make("-home-dev-acme", "/home/dev/acme", 7200)
+    make("-home-dev-web", "/home/dev/web", 10_800)
+    make("-home-dev-acme", "/home/dev/acme", 30 * 86400)  # outside 14 days
+    agent = root / "projects" / "-home-dev-acme" / "agent-1234abcd.jsonl"
+    write_session(agent, [("user", "REMEMBER: sidecar text")])
+    os.utime(agent, (now - 3600, now - 3600))
+
+    report = m.import_sessions(root=root, days=14, sessions=2)
+    assert report.sessions == 2
+    assert report.skipped["active"] == 1
+    assert report.skipped["outside_window"] == 1
+    assert report.skipped["over_cap"] == 1
+    assert report.skipped["sidecars"] == 1
+
+    report = m.import_sessions(root=root, days=14, sessions=20, project="web")
+    assert report.sessions == 1 and report.skipped["project_filter"] == 4  # filtered first
+    assert {d.project for d in active(m)} == {"/home/dev/acme", "/home/dev/web"}
+
+
+# ---------------------------------------------------------------- the belief pipeline
+
+
+def test_classifier_outcomes_identical_complementary_contradictory(m, model, tmp_path):
+    path = session_path(tmp_path)
+    write_session(path, [("user", "REMEMBER: The project uses PostgreSQL for storage")])
+    m.import_sessions([path])
+    write_session(
+        path,
+        [("user", "REMEMBER: the project uses postgresql for storage."),  # identical
+         ("user", "REMEMBER: The project uses PostgreSQL for storage and Redis for caching"),
+         ("user", "REMEMBER: The project does not use PostgreSQL for storage")],
+    )  # fmt: skip
+    report = m.import_sessions([path])
+    assert report.versioned == 1
+    assert report.saved == 2 and report.conflicts >= 1
+    assert report.calls["classify"] >= 3 and report.calls["judge"] >= 1
+    pending = m.conflicts()
+    assert pending.total >= 1
+    assert any("does not use" in c.new.text for c in pending.conflicts)  # judge said unsure
+
+
+def test_judge_keep_new_resolves_at_once_and_can_be_reverted(m, model, tmp_path):
+    model.verdict = "keep_new"
+    path = session_path(tmp_path)
+    write_session(path, [("user", "REMEMBER: Deploys happen on Fridays")])
+    m.import_sessions([path])
+    write_session(path, [("user", "REMEMBER: Deploys never happen on Fridays")])
+    report = m.import_sessions([path])
+    assert report.conflicts == 1 and report.auto_resolved == 1
+    assert [d.text for d in active(m)] == ["Deploys never happen on Fridays"]
+    (resolved,) = m.conflicts("resolved").conflicts
+    assert resolved.resolution == "keep_new"
+    m.revert(resolved.id)
+    assert len(active(m)) == 2
+
+
+def test_offline_import_uses_distance_bands_and_says_so(tmp_path):
+    path = write_session(
+        session_path(tmp_path), [("user", "I prefer pnpm over npm for this repository.")]
+    )
+    with memloom.open(home=str(tmp_path / "home")) as engine:
+        report = engine.import_sessions([path])
+        assert report.offline and "offline" in report.llm
+        assert report.saved == 1 and report.calls["classify"] == 0
+        (doc,) = active(engine)
+        assert "pnpm" in doc.text and doc.type == "preference"
