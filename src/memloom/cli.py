@@ -656,6 +656,67 @@ def _print_import(report: Any) -> None:
         out.print(f"stopped: {report.stopped} (progress so far is kept; run again to resume)")
 
 
+# ---------------------------------------------------------------- the daemon
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 4319,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="MEMLOOM_API_TOKEN",
+            help="Bearer token every request must carry (required off loopback).",
+            show_envvar=True,
+        ),
+    ] = None,
+    stop_: Annotated[bool, typer.Option("--stop", help="Stop the running daemon instead.")] = False,
+) -> None:
+    """Run the HTTP API and the background worker (decay, capture) in the foreground.
+
+    Listens on 127.0.0.1:4319 by default; API docs at /docs, OpenAPI at /openapi.json.
+    Listening on any other address needs a token. `memloom stop` ends it.
+    """
+    from memloom.config import resolve_home
+    from memloom.server.daemon import DaemonError
+    from memloom.server.daemon import serve as run_server
+
+    state: State = ctx.obj
+    if stop_:
+        _stop(resolve_home(state.home))
+        return
+    try:
+        run_server(state.home, host=host, port=port, token=token)
+    except DaemonError as exc:
+        raise CliError(str(exc)) from exc
+
+
+@app.command()
+def stop(ctx: typer.Context) -> None:
+    """Stop the running `memloom serve` daemon."""
+    from memloom.config import resolve_home
+
+    state: State = ctx.obj
+    _stop(resolve_home(state.home))
+
+
+def _stop(home: Path) -> None:
+    from memloom.server.daemon import DaemonError, stop_daemon
+
+    try:
+        info = stop_daemon(home)
+    except DaemonError as exc:
+        raise CliError(str(exc)) from exc
+    if info is None:
+        _console().print("no memloom daemon is running")
+    else:
+        _console().print(f"stopped memloom daemon (pid {info['pid']}, {info.get('url')})")
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -673,7 +734,7 @@ def _error_message(exc: BaseException) -> str | None:
             msg = err["msg"].removeprefix("Value error, ")
             parts.append(f"{where}: {msg}" if where else msg)
         return "; ".join(parts)
-    if isinstance(exc, CliError | StoreError | ConfigError | EmbeddingError):
+    if isinstance(exc, CliError | StoreError | ConfigError | EmbeddingError | ValueError):
         return str(exc)
     return None
 

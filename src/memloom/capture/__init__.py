@@ -1,0 +1,1 @@
+"""Continuous capture: the hooks Claude Code runs, the queue they feed, the worker."""

@@ -1,0 +1,165 @@
+"""A durable queue of finished sessions, in its own small SQLite file.
+
+The SessionEnd hook must enqueue within a few milliseconds and never wait on
+the main database (which the daemon may be writing), so the queue lives in
+``$MEMLOOM_HOME/capture.db``: one table, WAL, nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    transcript_path TEXT NOT NULL,
+    session_id TEXT,
+    cwd TEXT,
+    reason TEXT,
+    status TEXT NOT NULL DEFAULT 'queued',  -- queued | running | done | skipped | failed
+    attempts INTEGER NOT NULL DEFAULT 0,
+    detail TEXT,
+    enqueued_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL
+);
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status, id);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,  -- hook_notify, hook_refused, worker_run, worker_error, ...
+    detail TEXT,
+    at REAL NOT NULL
+);
+"""
+
+
+@dataclass
+class Job:
+    id: int
+    transcript_path: str
+    session_id: str | None
+    cwd: str | None
+    reason: str | None
+    status: str
+    attempts: int
+    detail: str | None
+    enqueued_at: float
+
+
+def queue_path(home: Path) -> Path:
+    return home / "capture.db"
+
+
+class CaptureQueue:
+    def __init__(self, home: Path) -> None:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = queue_path(home)
+        if not path.exists():
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+        self.db = sqlite3.connect(str(path), isolation_level=None, timeout=5.0)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def enqueue(
+        self,
+        transcript_path: str,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        reason: str | None = None,
+    ) -> int:
+        """Queue a session; a session already waiting is not queued twice."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.db.execute(
+                "SELECT id FROM jobs WHERE transcript_path = ? AND status = 'queued'",
+                (transcript_path,),
+            ).fetchone()
+            if row is not None:
+                job_id = int(row[0])
+            else:
+                cur = self.db.execute(
+                    "INSERT INTO jobs (transcript_path, session_id, cwd, reason, enqueued_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (transcript_path, session_id, cwd, reason, time.time()),
+                )
+                job_id = int(cur.lastrowid or 0)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return job_id
+
+    def claim(self) -> Job | None:
+        """Take the oldest queued job (one claimer at a time, across processes)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.db.execute(
+                "SELECT id, transcript_path, session_id, cwd, reason, status, attempts, detail, "
+                "enqueued_at FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 1"
+            ).fetchone()
+            if row is None:
+                self.db.execute("COMMIT")
+                return None
+            self.db.execute(
+                "UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ? "
+                "WHERE id = ?",
+                (time.time(), row[0]),
+            )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        job = Job(*row)
+        job.status = "running"
+        return job
+
+    def finish(self, job_id: int, status: str, detail: str | None = None) -> None:
+        self.db.execute(
+            "UPDATE jobs SET status = ?, detail = ?, finished_at = ? WHERE id = ?",
+            (status, detail, time.time(), job_id),
+        )
+
+    def requeue(self, job_id: int, detail: str | None = None) -> None:
+        self.db.execute(
+            "UPDATE jobs SET status = 'queued', detail = ? WHERE id = ?", (detail, job_id)
+        )
+
+    def recover(self) -> int:
+        """Jobs left 'running' by a process that died go back to the queue."""
+        cur = self.db.execute("UPDATE jobs SET status = 'queued' WHERE status = 'running'")
+        return cur.rowcount
+
+    def pending(self) -> int:
+        return int(
+            self.db.execute("SELECT COUNT(*) FROM jobs WHERE status = 'queued'").fetchone()[0]
+        )
+
+    def log(self, kind: str, detail: str | None = None) -> None:
+        self.db.execute(
+            "INSERT INTO events (kind, detail, at) VALUES (?, ?, ?)", (kind, detail, time.time())
+        )
+
+    def last_event(self, *kinds: str) -> tuple[str, str | None, float] | None:
+        marks = ",".join("?" * len(kinds))
+        row = self.db.execute(
+            f"SELECT kind, detail, at FROM events WHERE kind IN ({marks}) ORDER BY id DESC LIMIT 1",
+            kinds,
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def recent_jobs(self, limit: int = 20) -> list[Job]:
+        rows = self.db.execute(
+            "SELECT id, transcript_path, session_id, cwd, reason, status, attempts, detail, "
+            "enqueued_at FROM jobs ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [Job(*r) for r in rows]

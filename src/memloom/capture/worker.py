@@ -1,0 +1,146 @@
+"""Drains the capture queue: scope check, daily budget, then the import pipeline."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memloom.capture.budget import Budget, daily_cap
+from memloom.capture.queue import CaptureQueue
+from memloom.capture.scope import load_scope
+
+log = logging.getLogger("memloom.capture")
+
+BUDGET_MESSAGE = "daily budget of unattended calls is spent"
+
+
+class CaptureWorker:
+    def __init__(
+        self,
+        engine: Any,
+        home: Path,
+        *,
+        should_stop: Callable[[], bool] = lambda: False,
+        sweep_days: float = 14,
+        sweep_sessions: int = 50,
+    ) -> None:
+        self.engine = engine
+        self.home = home
+        self.should_stop = should_stop
+        self.sweep_days = sweep_days
+        self.sweep_sessions = sweep_sessions
+        self.last_run: float | None = None
+        self.last_error: str | None = None
+        self.paused = False
+
+    def state(self) -> dict[str, Any]:
+        return {"last_run": self.last_run, "last_error": self.last_error, "paused": self.paused}
+
+    def _budget(self, queue: CaptureQueue) -> Budget:
+        return Budget(queue, daily_cap(self.engine.settings.raw))
+
+    def _allow(self, budget: Budget) -> Callable[[], bool]:
+        def allow() -> bool:
+            if self.should_stop():
+                return False
+            return budget.take()
+
+        return allow
+
+    def drain(self, limit: int | None = None) -> int:
+        """Process queued jobs; returns how many finished (done or skipped)."""
+        queue = CaptureQueue(self.home)
+        try:
+            queue.recover()
+            budget = self._budget(queue)
+            done = 0
+            while not self.should_stop() and (limit is None or done < limit):
+                if budget.paused:
+                    self.paused = True
+                    queue.log("budget_paused", f"{budget.used()} of {budget.cap} calls used")
+                    break
+                self.paused = False
+                job = queue.claim()
+                if job is None:
+                    break
+                self._run_job(queue, budget, job)
+                done += 1
+            return done
+        finally:
+            queue.close()
+
+    def _run_job(self, queue: CaptureQueue, budget: Budget, job: Any) -> None:
+        from memloom.sessions.discover import session_project
+
+        self.last_run = time.time()
+        scope = load_scope(self.home)
+        path = Path(job.transcript_path)
+        if not scope.enabled:
+            queue.finish(job.id, "skipped", "capture is not enabled (memloom connect)")
+            return
+        project = job.cwd or session_project(path)
+        if not scope.covers(project):
+            queue.finish(job.id, "skipped", f"out of scope: {project or 'unknown project'}")
+            queue.log("worker_skipped", f"{path} ({project})")
+            return
+        if not path.exists():
+            queue.finish(job.id, "failed", "transcript no longer exists")
+            return
+        try:
+            report = self.engine.import_sessions([path], allow_call=self._allow(budget))
+        except Exception as exc:
+            self.last_error = f"{path.name}: {exc}"
+            queue.finish(job.id, "failed", str(exc))
+            queue.log("worker_error", self.last_error)
+            return
+        if report.stopped:
+            if self.should_stop():
+                queue.requeue(job.id, "interrupted: the daemon is stopping")
+                return
+            if report.stopped == BUDGET_MESSAGE or budget.paused:
+                self.paused = True
+                queue.requeue(job.id, "paused: daily budget spent")
+                queue.log("budget_paused", str(path))
+                return
+            self.last_error = f"{path.name}: {report.stopped}"
+            queue.finish(job.id, "failed", report.stopped)
+            queue.log("worker_error", self.last_error)
+            return
+        failed = [s for s in report.per_session if s.error]
+        if failed:
+            self.last_error = f"{path.name}: {failed[0].error}"
+            queue.finish(job.id, "failed", failed[0].error)
+            queue.log("worker_error", self.last_error)
+            return
+        queue.finish(job.id, "done", f"saved {report.saved}, versioned {report.versioned}")
+        queue.log("worker_run", f"{path} saved {report.saved}")
+
+    def sweep(self) -> int:
+        """Queue in-scope sessions the hooks missed (the ledger makes imported ones free)."""
+        from memloom.capture.notify import claude_projects
+        from memloom.sessions.discover import discover
+
+        scope = load_scope(self.home)
+        if not scope.enabled:
+            return 0
+        found = discover(
+            claude_projects().parent, days=self.sweep_days, max_sessions=self.sweep_sessions
+        )
+        rows = self.engine.backend.ledger_get_many([str(f.path) for f in found.files])
+        queue = CaptureQueue(self.home)
+        queued = 0
+        try:
+            for f in found.files:
+                row = rows.get(str(f.path))
+                if row is not None and row.status == "complete" and row.size == f.size:
+                    continue
+                queue.enqueue(str(f.path))
+                queued += 1
+            if queued:
+                queue.log("sweep", f"queued {queued} sessions")
+        finally:
+            queue.close()
+        return queued

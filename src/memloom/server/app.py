@@ -1,0 +1,338 @@
+"""The HTTP API: every route is one engine call, returning the engine's JSON.
+
+Distill's memory routes (``/v1/memory/*``) are served unchanged, so a Distill
+client works against memloom; memloom's own routes add listing, documents,
+versions, conflicts, session import and capture.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal, Protocol
+
+from fastapi import Body, FastAPI, Path, Query
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+import memloom
+from memloom.engine import Memloom
+from memloom.models import (
+    ConflictDocument,
+    ConflictList,
+    ErrorResponse,
+    ExpireRequest,
+    ExpireResponse,
+    ForgetRequest,
+    ForgetResponse,
+    HistoryResponse,
+    ListResponse,
+    MemoryDocument,
+    MemoryType,
+    RecallRequest,
+    RecallResponse,
+    ResolveRequest,
+    SaveRequest,
+    SaveResponse,
+    StatsResponse,
+    Status,
+    StoreRequest,
+    StoreResponse,
+    SupersedeRequest,
+    SupersedeResponse,
+    UpdateRequest,
+    UpdateResponse,
+)
+from memloom.server import errors
+from memloom.server.middleware import DEFAULT_MAX_BODY, BearerAuth, BodyLimit, JsonBodies
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse, "description": text}
+    for code, text in {
+        400: "Malformed request",
+        401: "Missing or wrong bearer token",
+        404: "Not found",
+        409: "Not valid in the current state",
+        413: "Body too large",
+        422: "Invalid field values",
+    }.items()
+}
+
+MemoryId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+class Services(Protocol):
+    """What the daemon runs beside the API (decay schedule, capture worker)."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def status(self) -> dict[str, Any]: ...
+    def notify(self, payload: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class ImportRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"days": 7, "sessions": 10, "dry_run": True}]},
+    )
+
+    paths: list[str] | None = Field(default=None, description="Files or folders (skips discovery)")
+    days: float | None = Field(default=14, gt=0)
+    sessions: int | None = Field(default=20, ge=1)
+    project: str | None = None
+    dry_run: bool = False
+    force: bool = False
+
+
+class NotifyRequest(BaseModel):
+    """Claude Code's SessionEnd payload (extra fields are ignored: it grows over time)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    transcript_path: str = Field(min_length=1)
+    session_id: str | None = None
+    cwd: str | None = None
+    reason: str | None = None
+    hook_event_name: str | None = None
+
+
+class PinRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    pinned: bool = True
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+
+
+def create_app(
+    engine: Memloom,
+    *,
+    token: str | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    services: Services | None = None,
+) -> Any:
+    """The ASGI app around one engine (wrapped in the body limit and, if set, the token)."""
+
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> Any:
+        if services is not None:
+            services.start()
+        try:
+            yield
+        finally:
+            if services is not None:
+                services.stop()
+
+    app = FastAPI(
+        title="memloom",
+        version=memloom.__version__,
+        summary="Long-term memory for AI coding agents",
+        description=(
+            "Distill-compatible memory routes (`/v1/memory/*`) plus memloom's own: "
+            "listing, versions, provenance, conflicts, session import and capture. "
+            'Errors are `{"error": message}`.'
+        ),
+        responses=ERRORS,
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    import_lock = threading.Lock()
+
+    # ------------------------------------------------------------ Distill API
+
+    @app.post("/v1/memory/store", tags=["memory"])
+    def store(req: StoreRequest) -> StoreResponse:
+        """Store entries with write-time dedup and conflict detection."""
+        return engine.store(req)
+
+    @app.post("/v1/memory/recall", tags=["memory"])
+    def recall(req: RecallRequest) -> RecallResponse:
+        """Memories ranked by hybrid similarity, recency, tags and task context."""
+        return engine.recall(req)
+
+    @app.post("/v1/memory/expire", tags=["memory"])
+    def expire(req: ExpireRequest) -> ExpireResponse:
+        return engine.expire(req)
+
+    @app.post("/v1/memory/supersede", tags=["memory"])
+    def supersede(req: SupersedeRequest) -> SupersedeResponse:
+        return engine.supersede(req)
+
+    @app.post("/v1/memory/forget", tags=["memory"])
+    def forget(req: ForgetRequest) -> ForgetResponse:
+        """Delete by ids, tags and/or `before` (`older_than`); criteria combine with AND."""
+        return engine.forget(req)
+
+    @app.get("/v1/memory/stats", tags=["memory"])
+    def stats() -> StatsResponse:
+        return engine.stats()
+
+    # ------------------------------------------------------------ memloom's routes
+
+    @app.post("/v1/memories", tags=["memories"], status_code=201)
+    def save(req: SaveRequest) -> SaveResponse:
+        """Save one memory (deduplicated; conflicts reported)."""
+        return engine.save(req)
+
+    @app.get("/v1/memories", tags=["memories"])
+    def list_memories(
+        project: str | None = None,
+        type: Annotated[list[MemoryType], Query()] = [],  # noqa: B006
+        tag: Annotated[list[str], Query()] = [],  # noqa: B006
+        source: str | None = None,
+        status: Annotated[list[Status], Query()] = [Status.active],  # noqa: B006
+        max_sensitivity: Annotated[int | None, Query(ge=0, le=3)] = None,
+        min_sensitivity: Annotated[int | None, Query(ge=0, le=3)] = None,
+        order: Literal["recent", "accessed", "created"] = "recent",
+        limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+        cursor: Annotated[str | None, Query(max_length=200)] = None,
+    ) -> ListResponse:
+        """Filter and page through memories (keyset pagination: pass `next_cursor` back)."""
+        return engine.list(
+            {
+                "project": project,
+                "types": type,
+                "tags": tag,
+                "source": source,
+                "statuses": status,
+                "max_sensitivity": max_sensitivity,
+                "min_sensitivity": min_sensitivity,
+                "order": order,
+                "limit": limit,
+                "cursor": cursor,
+            }
+        )
+
+    @app.get("/v1/memories/{memory_id}", tags=["memories"])
+    def get_memory(memory_id: MemoryId) -> MemoryDocument:
+        """One memory with its versions and provenance."""
+        return engine.get(memory_id)
+
+    @app.post("/v1/memories/{memory_id}/update", tags=["memories"])
+    def update(memory_id: MemoryId, req: UpdateRequest) -> UpdateResponse:
+        """Write a new version; the old one becomes stale and points forward."""
+        return engine.update(memory_id, req)
+
+    @app.get("/v1/memories/{memory_id}/history", tags=["memories"])
+    def history(memory_id: MemoryId) -> HistoryResponse:
+        return engine.history(memory_id)
+
+    @app.post("/v1/memories/{memory_id}/pin", tags=["memories"])
+    def pin(memory_id: MemoryId, req: Annotated[PinRequest, Body()]) -> MemoryDocument:
+        return engine.pin(memory_id, req.pinned)
+
+    @app.post("/v1/memories/{memory_id}/restore", tags=["memories"])
+    def restore(memory_id: MemoryId) -> MemoryDocument:
+        """Undo decay: the original text comes back."""
+        return engine.restore(memory_id)
+
+    @app.get("/v1/conflicts", tags=["conflicts"])
+    def conflicts(
+        status: Literal["pending", "resolved", "all"] = "pending",
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> ConflictList:
+        return engine.conflicts(None if status == "all" else status, limit, offset)
+
+    @app.get("/v1/conflicts/{conflict_id}", tags=["conflicts"])
+    def conflict(conflict_id: MemoryId) -> ConflictDocument:
+        return engine.conflict(conflict_id)
+
+    @app.post("/v1/conflicts/{conflict_id}/resolve", tags=["conflicts"])
+    def resolve(conflict_id: MemoryId, req: ResolveRequest) -> ConflictDocument:
+        """keep_new | keep_existing | keep_both | merge (with `text`); revertable."""
+        return engine.resolve(conflict_id, req)
+
+    @app.post("/v1/conflicts/{conflict_id}/revert", tags=["conflicts"])
+    def revert(conflict_id: MemoryId) -> ConflictDocument:
+        return engine.revert(conflict_id)
+
+    @app.post(
+        "/v1/import/sessions",
+        tags=["import"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"application/x-ndjson": {}}, "description": "Progress"}},
+    )
+    def import_sessions(req: ImportRequest | None = None) -> Any:
+        """Import Claude Code sessions; progress streams as NDJSON, the report last."""
+        req = req or ImportRequest()
+        if not import_lock.acquire(blocking=False):
+            return errors.error(409, "an import is already running")
+        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+        def work() -> None:
+            try:
+                engine.import_sessions(
+                    req.paths,
+                    days=req.days,
+                    sessions=req.sessions,
+                    project=req.project,
+                    dry_run=req.dry_run,
+                    force=req.force,
+                    progress=events.put,
+                )
+            except Exception as exc:  # reported to the client as the stream's last line
+                events.put({"event": "error", "error": str(exc)})
+            finally:
+                import_lock.release()
+                events.put(None)
+
+        threading.Thread(target=work, name="memloom-import", daemon=True).start()
+
+        def stream() -> Iterator[bytes]:
+            while (event := events.get()) is not None:
+                yield (json.dumps(event, default=str) + "\n").encode()
+
+        return StreamingResponse(stream(), media_type="application/x-ndjson")
+
+    @app.post("/v1/capture/notify", tags=["capture"], status_code=202)
+    def capture_notify(req: NotifyRequest) -> dict[str, Any]:
+        """Queue a finished session for import (what the SessionEnd hook sends)."""
+        from memloom.capture.notify import NotificationRefused
+
+        if services is None:
+            return errors.error(503, "capture is not running in this server")  # type: ignore[return-value]
+        try:
+            return services.notify(req.model_dump())
+        except NotificationRefused as exc:
+            return errors.error(400, str(exc))  # type: ignore[return-value]
+
+    @app.get("/v1/status", tags=["status"])
+    def status() -> dict[str, Any]:
+        s = engine.stats()
+        return {
+            "version": memloom.__version__,
+            "store": {
+                "total_memories": s.total_memories,
+                "active_count": s.active_count,
+                "conflicts_pending": s.conflicts_pending,
+                "embedder": engine.embedder.fingerprint,
+                "database": engine.settings.database_url,
+            },
+            "imports": engine.backend.ledger_stats(),
+            "llm": getattr(engine.llm, "description", None),
+            "daemon": services.status() if services is not None else None,
+            "time": time.time(),
+        }
+
+    @app.get("/health", tags=["status"])
+    def health() -> Health:
+        return Health(version=memloom.__version__)
+
+    @app.get("/", include_in_schema=False)
+    def root() -> JSONResponse:
+        return JSONResponse({"name": "memloom", "docs": "/docs", "openapi": "/openapi.json"})
+
+    wrapped: Any = JsonBodies(app)
+    if token:
+        wrapped = BearerAuth(wrapped, token)
+    wrapped = BodyLimit(wrapped, max_body)
+    wrapped.fastapi = app  # type: ignore[attr-defined]
+    return wrapped

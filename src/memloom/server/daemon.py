@@ -1,0 +1,322 @@
+"""The long-running ``memloom serve`` process: the API, a decay schedule, the capture worker.
+
+It writes ``$MEMLOOM_HOME/daemon.json`` (pid, address) so the CLI and the hooks
+can find it, refuses to start twice, and on SIGTERM/SIGINT lets the worker
+finish or abandon its current chunk cleanly (the ledger only ever records
+finished chunks) before it closes the store.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import memloom
+from memloom.engine import Memloom
+
+log = logging.getLogger("memloom.daemon")
+
+DAEMON_FILE = "daemon.json"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 4319
+
+
+class DaemonError(Exception):
+    """The daemon cannot start or stop; the message says why."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def daemon_file(home: Path) -> Path:
+    return home / DAEMON_FILE
+
+
+def read_daemon(home: Path) -> dict[str, Any] | None:
+    """The running daemon's record, or None (a stale record is removed)."""
+    path = daemon_file(home)
+    try:
+        info = json.loads(path.read_text())
+        pid = int(info["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        path.unlink(missing_ok=True)
+        return None
+    except PermissionError:
+        pass
+    return info
+
+
+def stop_daemon(home: Path, timeout: float = 15.0) -> dict[str, Any] | None:
+    """Ask the daemon to stop (SIGTERM) and wait for it; returns its record or None."""
+    info = read_daemon(home)
+    if info is None:
+        return None
+    pid = int(info["pid"])
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        daemon_file(home).unlink(missing_ok=True)
+        return info
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        # A clean exit removes the record; a crash leaves it behind with a dead pid.
+        if not daemon_file(home).exists() or _gone(pid):
+            daemon_file(home).unlink(missing_ok=True)
+            return info
+        time.sleep(0.05)
+    raise DaemonError(f"memloom daemon (pid {pid}) did not stop within {timeout:.0f} s")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # a zombie (exited, not yet reaped by its parent) is gone too
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+class Services:
+    """Background work of the daemon, started and stopped with the app."""
+
+    def __init__(
+        self,
+        engine: Memloom,
+        home: Path,
+        *,
+        decay_interval: float = 3600.0,
+        capture: bool = True,
+    ) -> None:
+        self.engine = engine
+        self.home = home
+        self.decay_interval = decay_interval
+        self.capture = capture
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.started_at = time.time()
+        self.decay_runs = 0
+        self.last_decay: dict[str, Any] | None = None
+        self.worker_state: dict[str, Any] = {"last_run": None, "last_error": None, "jobs_done": 0}
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._threads = [threading.Thread(target=self._decay_loop, name="memloom-decay")]
+        if self.capture:
+            self._threads.append(
+                threading.Thread(target=self._capture_loop, name="memloom-capture")
+            )
+        for t in self._threads:
+            t.daemon = True
+            t.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout=30)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "decay": {"interval_s": self.decay_interval, "runs": self.decay_runs,
+                      "last": self.last_decay},
+            "capture": {**self.worker_state, "queued": self._queue_length()},
+        }  # fmt: skip
+
+    # ---------------------------------------------------------------- decay
+
+    def _decay_loop(self) -> None:
+        while not self._stop.wait(self.decay_interval):
+            try:
+                result = self.engine.decay()
+                self.decay_runs += 1
+                self.last_decay = {"at": time.time(), **result.model_dump()}
+            except Exception as exc:  # the next pass tries again; the API stays up
+                log.exception("decay pass failed")
+                self.last_decay = {"at": time.time(), "error": str(exc)}
+
+    # ---------------------------------------------------------------- capture
+
+    def _queue_length(self) -> int | None:
+        from memloom.capture.queue import CaptureQueue
+
+        try:
+            q = CaptureQueue(self.home)
+            try:
+                return q.pending()
+            finally:
+                q.close()
+        except Exception:
+            return None
+
+    def notify(self, payload: dict[str, Any]) -> dict[str, Any]:
+        from memloom.capture.notify import accept_notification
+
+        result = accept_notification(self.home, payload)
+        if result.get("queued"):
+            self._wake.set()
+        return result
+
+    def _capture_loop(self) -> None:
+        from memloom.capture.worker import CaptureWorker
+
+        worker = CaptureWorker(self.engine, self.home, should_stop=self._stop.is_set)
+        try:
+            worker.sweep()
+        except Exception as exc:
+            log.exception("startup sweep failed")
+            self.worker_state["last_error"] = str(exc)
+        while not self._stop.is_set():
+            try:
+                done = worker.drain()
+                self.worker_state.update(worker.state())
+                self.worker_state["jobs_done"] += done
+            except Exception as exc:  # logged and shown in status; the loop carries on
+                log.exception("capture worker failed")
+                self.worker_state["last_error"] = str(exc)
+            self._wake.wait(timeout=60)
+            self._wake.clear()
+
+
+class _Server:
+    """uvicorn's server, with SIGTERM/SIGINT ending it gracefully and the process exiting 0.
+
+    (uvicorn re-raises the signal after shutting down, which would skip our
+    clean-up and make a clean stop look like a crash.)
+    """
+
+    def __new__(cls, config: Any) -> Any:
+        import contextlib
+
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Any:
+                def handle(signum: int, frame: Any) -> None:
+                    self.should_exit = True
+
+                previous = {
+                    sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)
+                }
+                try:
+                    yield
+                finally:
+                    for sig, handler in previous.items():
+                        signal.signal(sig, handler)
+
+        return Server(config)
+
+
+def serve(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    decay_interval: float | None = None,
+) -> None:
+    """Run the daemon in the foreground until SIGTERM/SIGINT."""
+    import uvicorn
+
+    from memloom.config import load_settings
+    from memloom.server.app import create_app
+    from memloom.server.middleware import DEFAULT_MAX_BODY
+
+    token = token or os.environ.get("MEMLOOM_API_TOKEN") or None
+    if not is_loopback(host) and not token:
+        raise DaemonError(
+            f"refusing to listen on {host} without a token: set MEMLOOM_API_TOKEN or pass "
+            "--token (every request then needs 'Authorization: Bearer <token>')"
+        )
+    settings = load_settings(home)
+    existing = read_daemon(settings.home)
+    if existing is not None:
+        raise DaemonError(
+            f"memloom is already serving {existing.get('url')} (pid {existing['pid']}); "
+            "stop it with: memloom stop"
+        )
+    if decay_interval is None:
+        decay_interval = float(os.environ.get("MEMLOOM_DECAY_INTERVAL", "3600"))
+
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise DaemonError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    actual_port = sock.getsockname()[1]
+
+    engine = memloom.open(settings=settings)
+    try:
+        engine.embedder.embed_query("warm up")  # the first prompt-recall should not pay for it
+        services = Services(engine, settings.home, decay_interval=decay_interval)
+        max_body = int(os.environ.get("MEMLOOM_MAX_BODY_BYTES", DEFAULT_MAX_BODY))
+        app = create_app(engine, token=token, services=services, max_body=max_body)
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        url = f"http://{shown}:{actual_port}"
+        record = {
+            "pid": os.getpid(),
+            "host": host,
+            "port": actual_port,
+            "url": url,
+            "token_required": bool(token),
+            "started_at": time.time(),
+            "version": memloom.__version__,
+        }
+        path = daemon_file(settings.home)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(record, fh)
+        os.replace(tmp, path)
+        log.info("memloom serving %s", url)
+        config = uvicorn.Config(
+            app, log_level=os.environ.get("MEMLOOM_LOG_LEVEL", "warning"), lifespan="on",
+            timeout_graceful_shutdown=20,
+        )  # fmt: skip
+        server = _Server(config)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            try:
+                if json.loads(path.read_text()).get("pid") == os.getpid():
+                    path.unlink()
+            except (OSError, ValueError) as exc:  # already gone or replaced: nothing to undo
+                log.debug("daemon record not removed: %s", exc)
+    finally:
+        engine.close()
+        sock.close()

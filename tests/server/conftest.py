@@ -1,0 +1,89 @@
+"""A real ``memloom serve`` process on a free loopback port, per test module."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+@dataclass
+class Daemon:
+    url: str
+    home: Path
+    claude: Path
+    process: subprocess.Popen[bytes]
+    token: str | None = None
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = (
+            {"Authorization": f"Bearer {token or self.token}"} if (token or self.token) else {}
+        )
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+
+def start_daemon(home: Path, claude: Path, *args: str, env: dict[str, str] | None = None) -> Daemon:
+    home.mkdir(parents=True, exist_ok=True)
+    (claude / "projects").mkdir(parents=True, exist_ok=True)
+    full_env = {
+        **os.environ,
+        "MEMLOOM_HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(claude),
+        "MEMLOOM_LLM": "offline",
+        **(env or {}),
+    }
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MEMLOOM_API_TOKEN"):
+        if name not in (env or {}):
+            full_env.pop(name, None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memloom.cli", "serve", "--port", "0", *args],
+        env=full_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    record = home / "daemon.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"memloom serve exited: {process.stderr.read().decode()}")
+        if record.exists():
+            try:
+                info = json.loads(record.read_text())
+                httpx.get(info["url"] + "/health", timeout=2).raise_for_status()
+                return Daemon(info["url"], home, claude, process)
+            except (ValueError, httpx.HTTPError):
+                pass
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("memloom serve did not come up within 60 s")
+
+
+def stop(daemon: Daemon) -> None:
+    if daemon.process.poll() is None:
+        daemon.process.terminate()
+        try:
+            daemon.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.process.kill()
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory) -> Iterator[Daemon]:
+    base = tmp_path_factory.mktemp("served")
+    d = start_daemon(base / "home", base / "claude")
+    yield d
+    stop(d)
+
+
+@pytest.fixture
+def api(daemon) -> Iterator[httpx.Client]:
+    with daemon.client() as client:
+        yield client

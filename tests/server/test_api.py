@@ -1,0 +1,359 @@
+"""Every HTTP route against a real ``memloom serve`` on 127.0.0.1 (real httpx client)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude-code-session"
+
+
+def vec(deg: float, dim: int = 3) -> list[float]:
+    v = [math.cos(math.radians(deg)), math.sin(math.radians(deg))]
+    return v + [0.0] * (dim - 2)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+# ---------------------------------------------------------------- Distill routes
+
+
+def test_distill_client_flow_store_recall_expire_supersede_forget(api):
+    project = unique("distill")
+    body = {
+        "session_id": "sess-1",
+        "entries": [
+            {"text": "Auth uses JWT with RS256 keys", "source": "auth.md", "tags": ["auth"],
+             "project": project},
+            {"text": "The billing service retries webhooks five times", "tags": ["billing"],
+             "project": project},
+        ],
+    }  # fmt: skip
+    stored = api.post("/v1/memory/store", json=body)
+    assert stored.status_code == 200
+    doc = stored.json()
+    assert (doc["stored"], doc["merged"], doc["deduplicated"]) == (2, 0, 0)
+    auth_id, billing_id = doc["ids"]
+
+    again = api.post("/v1/memory/store", json={"entries": [body["entries"][0]]}).json()
+    assert again["merged"] == 1 and again["ids"] == [auth_id]
+
+    recall = api.post(
+        "/v1/memory/recall", json={"query": "how is auth done", "project": project}
+    ).json()
+    assert recall["memories"][0]["id"] == auth_id
+    assert set(recall["memories"][0]) >= {
+        "id", "text", "type", "source", "tags", "relevance", "similarity", "decay_level",
+        "sensitivity", "last_referenced", "created_at", "project",
+    }  # fmt: skip
+    assert set(recall) >= {"memories", "stats", "max_sensitivity", "sensitive_chunks"}
+
+    assert api.post("/v1/memory/expire", json={"ids": [billing_id]}).json() == {"expired": 1}
+    assert api.post("/v1/memory/expire", json={"ids": [billing_id]}).json() == {"expired": 0}
+
+    new = api.post(
+        "/v1/memory/store",
+        json={"entries": [{"text": "Auth moved to opaque session tokens", "project": project}]},
+    ).json()["ids"][0]
+    assert api.post("/v1/memory/supersede", json={"old_id": auth_id, "new_id": new}).json() == {
+        "superseded": True
+    }
+    repeat = api.post("/v1/memory/supersede", json={"old_id": auth_id, "new_id": new})
+    assert repeat.status_code == 409 and "already expired" in repeat.json()["error"]
+    missing = api.post("/v1/memory/supersede", json={"old_id": "0" * 16, "new_id": new})
+    assert missing.status_code == 404
+
+    forget = api.post("/v1/memory/forget", json={"tags": ["billing"]}).json()
+    assert forget["removed"] == 1
+    assert api.get(f"/v1/memories/{billing_id}").status_code == 404
+    stats = api.get("/v1/memory/stats").json()
+    assert {"total_memories", "active_count", "expired_count"} <= set(stats)
+
+
+def test_distill_caller_embeddings_and_older_than(tmp_path_factory):
+    """A store that only ever sees caller vectors (Distill's own usage), on its own daemon."""
+    from tests.server.conftest import start_daemon, stop
+
+    base = tmp_path_factory.mktemp("vectors")
+    d = start_daemon(base / "home", base / "claude")
+    try:
+        with d.client() as api:
+            res = api.post(
+                "/v1/memory/store",
+                json={"entries": [{"text": "alpha", "embedding": vec(0)},
+                                  {"text": "beta", "embedding": vec(40)}]},
+            ).json()  # fmt: skip
+            assert res["stored"] == 2 and len(res["conflicts"]) == 1
+            assert res["conflicts"][0]["distance"] == pytest.approx(
+                1 - math.cos(math.radians(40)), 1e-4
+            )
+            found = api.post(
+                "/v1/memory/recall", json={"query_embedding": vec(5), "max_results": 1}
+            ).json()
+            assert found["memories"][0]["text"] == "alpha"
+            assert found["memories"][0]["similarity"] == pytest.approx(
+                math.cos(math.radians(5)), 1e-5
+            )
+            wrong = api.post("/v1/memory/recall", json={"query_embedding": [1.0, 0.0]})
+            assert wrong.status_code == 422 and "dimensions" in wrong.json()["error"]
+            gone = api.post("/v1/memory/forget", json={"older_than": "2999-01-01T00:00:00Z"}).json()
+            assert gone == {"removed": 2, "total_memories": 0}
+    finally:
+        stop(d)
+
+
+# ---------------------------------------------------------------- memloom routes
+
+
+def test_memories_routes_save_list_get_update_history_pin(api):
+    project = unique("routes")
+    saved = api.post(
+        "/v1/memories",
+        json={"text": "Run the tests with make check", "type": "procedure", "project": project,
+              "tags": ["testing"]},
+    )  # fmt: skip
+    assert saved.status_code == 201
+    mid = saved.json()["id"]
+    assert saved.json()["outcome"] == "added"
+
+    listing = api.get("/v1/memories", params={"project": project, "type": "procedure"}).json()
+    assert [m["id"] for m in listing["memories"]] == [mid] and listing["total"] == 1
+    assert api.get("/v1/memories", params={"project": project, "tag": "nope"}).json()["total"] == 0
+
+    doc = api.get(f"/v1/memories/{mid}").json()
+    assert doc["type"] == "procedure" and doc["versions"][0]["id"] == mid
+    upd = api.post(f"/v1/memories/{mid}/update", json={"text": "Run the tests with make test"})
+    assert upd.status_code == 200 and upd.json()["version"] == 2
+    history = api.get(f"/v1/memories/{mid}/history").json()["versions"]
+    assert [v["version"] for v in history] == [2, 1]
+    pinned = api.post(f"/v1/memories/{upd.json()['id']}/pin", json={"pinned": True}).json()
+    assert pinned["pinned"] is True
+    restored = api.post(f"/v1/memories/{upd.json()['id']}/restore").json()
+    assert restored["decay_level"] == 0
+
+
+def test_list_pages_with_a_cursor(api):
+    project = unique("pages")
+    texts = [
+        "The frontend uses React", "Deploys go through ArgoCD", "Postgres 16 is the database",
+        "Lint with ruff before pushing", "The CDN is CloudFront", "Logs are shipped to Loki",
+        "Feature flags live in LaunchDarkly",
+    ]  # fmt: skip
+    for text in texts:
+        assert api.post("/v1/memories", json={"text": text, "project": project}).status_code == 201
+    first = api.get("/v1/memories", params={"project": project, "limit": 3}).json()
+    second = api.get(
+        "/v1/memories", params={"project": project, "limit": 3, "cursor": first["next_cursor"]}
+    ).json()
+    third = api.get(
+        "/v1/memories", params={"project": project, "limit": 3, "cursor": second["next_cursor"]}
+    ).json()
+    ids = [m["id"] for page in (first, second, third) for m in page["memories"]]
+    assert len(ids) == 7 == len(set(ids)) and third["next_cursor"] is None
+    bad = api.get("/v1/memories", params={"cursor": "garbage"})
+    assert bad.status_code == 400
+
+
+def test_conflict_routes_resolve_and_revert(api):
+    project = unique("conflicts")
+    api.post(
+        "/v1/memories", json={"text": "The API server listens on port 8080", "project": project}
+    )
+    second = api.post(
+        "/v1/memories", json={"text": "The API server listens on port 9090", "project": project}
+    ).json()
+    assert second["outcome"] == "conflict"
+    cid = second["conflicts"][0]["conflict_id"]
+    listed = api.get("/v1/conflicts").json()
+    assert cid in [c["id"] for c in listed["conflicts"]]
+    one = api.get(f"/v1/conflicts/{cid}").json()
+    assert one["new"]["text"].endswith("9090") and one["existing"]["text"].endswith("8080")
+    res = api.post(f"/v1/conflicts/{cid}/resolve", json={"action": "keep_new"}).json()
+    assert res["status"] == "resolved" and res["existing"]["status"] == "expired"
+    again = api.post(f"/v1/conflicts/{cid}/resolve", json={"action": "keep_new"})
+    assert again.status_code == 409
+    back = api.post(f"/v1/conflicts/{cid}/revert").json()
+    assert back["status"] == "pending" and back["existing"]["status"] == "active"
+    bad = api.post(f"/v1/conflicts/{cid}/resolve", json={"action": "merge"})
+    assert bad.status_code == 422 and "merged text" in bad.json()["error"]
+    assert api.get("/v1/conflicts/nope").status_code == 404
+
+
+def test_import_sessions_streams_ndjson_progress(api, daemon):
+    target = daemon.claude / "projects" / "-home-dev-example"
+    target.mkdir(parents=True, exist_ok=True)
+    for f in EXAMPLE.glob("*.jsonl"):
+        shutil.copy(f, target / f.name)
+    with api.stream("POST", "/v1/import/sessions", json={"paths": [str(target)]}) as res:
+        assert res.status_code == 200
+        assert res.headers["content-type"].startswith("application/x-ndjson")
+        events = [json.loads(line) for line in res.iter_lines() if line]
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "discovered" and kinds[-1] == "done"
+    assert "session_done" in kinds and "chunk_done" in kinds
+    report = events[-1]["report"]
+    assert report["sessions"] == 1 and report["saved"] >= 1 and report["offline"] is True
+    bad = api.post("/v1/import/sessions", json={"days": -1})
+    assert bad.status_code == 422
+
+
+def test_capture_notify_queues_valid_transcripts_only(api, daemon):
+    inside = daemon.claude / "projects" / "-home-dev-x" / f"{uuid.uuid4()}.jsonl"
+    inside.parent.mkdir(parents=True, exist_ok=True)
+    inside.write_text("")
+    payload = {
+        "transcript_path": str(inside),
+        "session_id": "s",
+        "hook_event_name": "SessionEnd",
+        "reason": "exit",
+    }
+    ok = api.post("/v1/capture/notify", json=payload)
+    assert ok.status_code == 202 and ok.json()["queued"] is True
+    for bad in ("/etc/passwd", str(daemon.claude / "projects" / ".." / "x.jsonl"),
+                str(inside.with_suffix(".txt"))):  # fmt: skip
+        res = api.post("/v1/capture/notify", json={"transcript_path": bad})
+        assert res.status_code == 400, bad
+    assert api.post("/v1/capture/notify", json={}).status_code == 422
+
+
+def test_status_health_openapi_and_docs(api):
+    status = api.get("/v1/status").json()
+    assert status["daemon"]["pid"] > 0 and "store" in status and "imports" in status
+    assert status["store"]["embedder"].startswith("local:")
+    assert api.get("/health").json()["status"] == "ok"
+    spec = api.get("/openapi.json").json()
+    for route in (
+        "/v1/memory/store", "/v1/memory/recall", "/v1/memory/expire", "/v1/memory/supersede",
+        "/v1/memory/forget", "/v1/memory/stats", "/v1/memories", "/v1/memories/{memory_id}",
+        "/v1/memories/{memory_id}/update", "/v1/conflicts", "/v1/conflicts/{conflict_id}/resolve",
+        "/v1/conflicts/{conflict_id}/revert", "/v1/import/sessions", "/v1/capture/notify",
+        "/v1/status", "/health",
+    ):  # fmt: skip
+        assert route in spec["paths"], route
+    schemas = spec["components"]["schemas"]
+    assert "examples" in schemas["StoreEntry"] and "StoreResponse" in schemas
+    assert "text/html" in api.get("/docs").headers["content-type"]
+
+
+# ---------------------------------------------------------------- validation
+
+
+def test_bad_input_is_4xx_json_never_5xx(api):
+    cases = [
+        ("/v1/memory/store", b"{not json", 400),
+        ("/v1/memory/store", b"[]", 422),
+        ("/v1/memory/store", b'{"entries": []}', 422),
+        ("/v1/memory/store", b'{"entries": [{"text": ""}]}', 422),
+        ("/v1/memory/store", b'{"entries": [{"text": 5}]}', 422),
+        ("/v1/memory/store", b'{"entries": [{"text": "x", "tagz": ["a"]}]}', 422),
+        ("/v1/memory/store", b'{"entries": [{"text": "x", "sensitivity": 9}]}', 422),
+        ("/v1/memory/store", b'{"entries": [{"text": "x", "embedding": [0, 0]}]}', 422),
+        ("/v1/memory/store", b'{"entries": [{"text": "x", "expires_at": "tomorrow"}]}', 422),
+        ("/v1/memory/recall", b"{}", 422),
+        ("/v1/memory/recall", b'{"query": "x", "max_results": 0}', 422),
+        ("/v1/memory/recall", b'{"query": "x", "recency_weight": 2}', 422),
+        ("/v1/memory/expire", b'{"ids": "abc"}', 422),
+        ("/v1/memory/supersede", b'{"new_id": "x"}', 422),
+        ("/v1/memory/forget", b'{"before": "not a date"}', 422),
+        ("/v1/memories", b'{"text": "x", "type": "opinion"}', 422),
+        ("/v1/memories/..%2F/update", b'{"text": "x"}', 404),
+        ("/v1/memories/abc/update", b'{"text": "x"}', 404),
+        ("/v1/conflicts/abc/resolve", b'{"action": "delete"}', 422),
+    ]
+    for path, body, status in cases:
+        res = api.post(path, content=body, headers={"Content-Type": "application/json"})
+        assert res.status_code == status, (path, body, res.status_code, res.text)
+        assert "error" in res.json() and "Traceback" not in res.text
+    many = {"entries": [{"text": f"entry {i}"} for i in range(1001)]}
+    assert api.post("/v1/memory/store", json=many).status_code == 422
+    assert api.get("/v1/memories", params={"limit": 0}).status_code == 422
+    assert api.get("/v1/memories/has space").status_code == 422  # not an id at all
+
+
+def test_no_wildcard_cors(api):
+    res = api.get("/health", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in res.headers
+    pre = api.options(
+        "/v1/memory/store",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert "access-control-allow-origin" not in pre.headers
+
+
+def test_body_limit_and_token_rule(tmp_path):
+    from tests.server.conftest import start_daemon, stop
+
+    d = start_daemon(
+        tmp_path / "home", tmp_path / "claude", "--token", "s3cret-token",
+        env={"MEMLOOM_MAX_BODY_BYTES": "2048"},
+    )  # fmt: skip
+    try:
+        assert httpx.get(d.url + "/health").status_code == 200
+        no_token = httpx.post(d.url + "/v1/memory/recall", json={"query": "x"})
+        assert no_token.status_code == 401 and no_token.json() == {
+            "error": "missing or wrong bearer token"
+        }
+        wrong = httpx.get(d.url + "/v1/status", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        with d.client("s3cret-token") as api:
+            assert api.get("/v1/status").status_code == 200
+            big = api.post("/v1/memory/store", json={"entries": [{"text": "x" * 5000}]})
+            assert big.status_code == 413 and "larger than 2048" in big.json()["error"]
+
+            def chunks():
+                yield b'{"entries": [{"text": "'
+                yield b"y" * 4000
+                yield b'"}]}'
+
+            streamed = api.post("/v1/memory/store", content=chunks())
+            assert streamed.status_code == 413
+    finally:
+        stop(d)
+
+
+def test_refuses_to_listen_off_loopback_without_a_token(tmp_path):
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MEMLOOM_API_TOKEN"}
+    env["MEMLOOM_HOME"] = str(tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "memloom.cli", "serve", "--host", "0.0.0.0", "--port", "0"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert res.returncode == 1
+    assert "without a token" in res.stderr and "MEMLOOM_API_TOKEN" in res.stderr
+    assert not (tmp_path / "daemon.json").exists()
+
+
+def test_second_daemon_is_refused_and_stop_ends_the_first(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.server.conftest import start_daemon, stop
+
+    d = start_daemon(tmp_path / "home", tmp_path / "claude")
+    try:
+        env = {**__import__("os").environ, "MEMLOOM_HOME": str(d.home)}
+        res = subprocess.run(
+            [sys.executable, "-m", "memloom.cli", "serve", "--port", "0"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert res.returncode == 1 and "already serving" in res.stderr
+        res = subprocess.run(
+            [sys.executable, "-m", "memloom.cli", "stop"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert res.returncode == 0 and "stopped memloom daemon" in res.stdout
+        assert d.process.wait(timeout=30) == 0  # a clean exit
+        assert not (d.home / "daemon.json").exists()
+    finally:
+        stop(d)
