@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ async def stdio_session(home: Path, errlog: Path) -> AsyncIterator[ClientSession
         ):
             await session.initialize()
             yield session
+    assert "Traceback" not in errlog.read_text()
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> CallToolResult:
@@ -79,10 +80,15 @@ def structured(result: CallToolResult) -> dict[str, Any]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
+def home(tmp_path: Path) -> Iterator[Path]:
+    """MEMLOOM_HOME for the servers; afterwards, every server must have closed the store."""
     path = tmp_path / "home"
     path.mkdir()
-    return path
+    yield path
+    # SQLite removes the WAL file when its last connection closes: a server that
+    # was killed, or left its engine open, would leave it behind.
+    assert (path / "memloom.db").exists()
+    assert not (path / "memloom.db-wal").exists()
 
 
 @pytest.fixture
@@ -360,6 +366,7 @@ def test_streamable_http(home):
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0  # SIGTERM is an orderly stop
     assert out == ""  # logs and notices go to stderr only
     assert f"http://127.0.0.1:{port}/mcp" in err
     assert "Traceback" not in err
@@ -370,6 +377,8 @@ def test_http_refuses_a_non_loopback_host(tmp_path):
         run(str(tmp_path), "http", host="0.0.0.0")
     with pytest.raises(ConfigError, match="transport"):
         run(str(tmp_path), "sse")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="log level"):
+        run(str(tmp_path), log_level="LOUD")  # type: ignore[arg-type]
     assert not (tmp_path / "memloom.db").exists()  # refused before opening the store
 
 

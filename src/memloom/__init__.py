@@ -4,21 +4,54 @@
 >>> with memloom.open("~/.memloom") as m:
 ...     m.save({"text": "The test command is `make check`", "type": "procedure"})
 ...     m.recall({"query": "how do I run the tests?"})
+
+Names are imported on first use, so the Claude Code hooks, which import only
+``memloom.capture``, start in milliseconds.
 """
 
-from memloom.engine import Memloom, open
-from memloom.models import (
-    MemoryType,
-    RecallRequest,
-    RecallResponse,
-    SaveRequest,
-    SaveResponse,
-    Status,
-    StoreRequest,
-    StoreResponse,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Memloom": "memloom.engine",
+    "open": "memloom.engine",
+    "MemoryType": "memloom.models",
+    "RecallRequest": "memloom.models",
+    "RecallResponse": "memloom.models",
+    "SaveRequest": "memloom.models",
+    "SaveResponse": "memloom.models",
+    "Status": "memloom.models",
+    "StoreRequest": "memloom.models",
+    "StoreResponse": "memloom.models",
+}
+
+if TYPE_CHECKING:
+    from memloom.engine import Memloom, open
+    from memloom.models import (
+        MemoryType,
+        RecallRequest,
+        RecallResponse,
+        SaveRequest,
+        SaveResponse,
+        Status,
+        StoreRequest,
+        StoreResponse,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memloom' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Memloom",

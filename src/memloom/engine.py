@@ -411,7 +411,8 @@ class Memloom:
                 if terms:
                     df, total = self.backend.document_frequencies([ranking.stem(t) for t in terms])
                     scorer = ranking.KeywordScorer.build(terms, df, total)
-                    for mid, _ in self.backend.keyword_search(terms, pool, flt):
+                    selective = ranking.selective_terms(terms, df, total)
+                    for mid, _ in self.backend.keyword_search(selective, pool, flt):
                         keyword.setdefault(mid, 0.0)
             ids = list(dict.fromkeys([*cosine, *keyword]))
             rows = self.backend.get_many(ids)

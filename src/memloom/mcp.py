@@ -9,9 +9,11 @@ the engine's JSON document (``model_dump(mode="json")``), the same document the
 HTTP API and ``memloom --json`` return. Engine errors come back as MCP tool
 errors (``isError``) carrying a one-line message; the server keeps running.
 
->>> from memloom.mcp import run
->>> run(None)                                   # stdio, MEMLOOM_HOME or ~/.memloom
->>> run(None, "http", port=4320)                # streamable HTTP on 127.0.0.1:4320/mcp
+Run it with ``memloom mcp`` / ``python -m memloom.mcp``, or from Python::
+
+    from memloom.mcp import run
+    run(None)                        # stdio; the store in $MEMLOOM_HOME or ~/.memloom
+    run(None, "http", port=4320)     # streamable HTTP at http://127.0.0.1:4320/mcp
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import anyio
 from pydantic import Field
 from pydantic import ValidationError as PydanticValidationError
 
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as _exc:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -128,11 +132,11 @@ Sensitivity = Annotated[
     Field(
         ge=0,
         le=3,
-        description="0 none, 1 personal data, 2 internal, 3 credentials. Detected "
-        "automatically when omitted; the higher of the two is kept.",
+        description="0 none, 1 personal data, 2 internal, 3 credentials. Secrets and "
+        "personal data are detected automatically; a value given here can only raise the "
+        "level.",
     ),
 ]
-MemoryId = Annotated[str, Field(min_length=1, description="A memory id as shown by other tools.")]
 IdList = Annotated[
     tuple[str, ...],
     Field(max_length=1000, description="Memory ids as shown by recall_memory or save_memory."),
@@ -308,14 +312,16 @@ def _conflicts_text(resp: ConflictList) -> str:
     return "\n".join(lines)
 
 
-def _resolve_text(doc: ConflictDocument) -> str:
+def _resolve_text(doc: ConflictDocument, merged_id: str | None) -> str:
     survivors = [
         f'[{side.id}] "{_flat(side.text, 200)}"'
         for side in (doc.new, doc.existing)
         if side.status.value == "active"
     ]
     text = f"Conflict {doc.id} resolved ({doc.resolution})."
-    if survivors:
+    if merged_id:
+        text += f" Both memories were replaced by the merged memory [{merged_id}]."
+    elif survivors:
         text += " Active now: " + "; ".join(survivors) + "."
     return text
 
@@ -659,8 +665,10 @@ def build_server(
         if text is not None:
             request["text"] = text
         with _tool_errors():
-            doc = holder.get().resolve(conflict_id, request)
-        return _result(_resolve_text(doc), doc)
+            engine = holder.get()
+            doc = engine.resolve(conflict_id, request)
+            merged_id = engine.get(doc.new.id).superseded_by if action == "merge" else None
+        return _result(_resolve_text(doc, merged_id), doc)
 
     return server
 
@@ -677,6 +685,11 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _url_host(host: str) -> str:
+    """``host`` as it appears in a URL or a Host header (IPv6 in brackets)."""
+    return f"[{host.strip('[]')}]" if ":" in host else host
+
+
 def _configure_logging(level: str) -> None:
     """Logs go to stderr: on stdio, stdout is the protocol channel."""
     root = logging.getLogger()
@@ -688,12 +701,12 @@ def _configure_logging(level: str) -> None:
 
 
 def _exit_on_sigterm() -> None:
-    """SIGTERM unwinds like Ctrl-C, so ``run`` still closes the engine."""
+    """SIGTERM is a normal way to stop: unwind (closing the engine) and exit 0."""
     if threading.current_thread() is not threading.main_thread():
         return
 
     def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
+        raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, handler)
 
@@ -701,8 +714,24 @@ def _exit_on_sigterm() -> None:
 async def _serve_http(server: MCPServer[Any], host: str, port: int, log_level: str) -> None:
     import uvicorn
 
-    # Built with the host so the SDK turns on DNS-rebinding protection for loopback.
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    security = None
+    if _is_loopback(host):
+        # DNS-rebinding protection: a web page must not reach the server through a
+        # hostile name that resolves to 127.0.0.1. (allow_remote turns it off.)
+        name = _url_host(host)
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", f"{name}:*"],
+            allowed_origins=[
+                "http://127.0.0.1:*",
+                "http://localhost:*",
+                "http://[::1]:*",
+                f"http://{name}:*",
+            ],
+        )
+    app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH, host=host, transport_security=security
+    )
     config = uvicorn.Config(
         app,
         host=host,
@@ -734,13 +763,16 @@ def run(
     """
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
+    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise ConfigError(f"unknown log level {log_level!r}; use DEBUG, INFO, WARNING or ERROR")
     if transport == "http":
         if not 0 < port < 65536:
             raise ConfigError(f"port must be between 1 and 65535, not {port}")
         if not allow_remote and not _is_loopback(host):
             raise ConfigError(
                 f"refusing to serve MCP on {host}: the HTTP transport has no authentication, "
-                "so it listens on loopback addresses only (pass allow_remote to override)"
+                "so it listens on loopback addresses only (--allow-remote / allow_remote=True "
+                "overrides this)"
             )
     _configure_logging(log_level)
     engine = memloom.open(home)
@@ -751,11 +783,9 @@ def run(
             log.info("serving %s over stdio", engine.settings.database_url)
             server.run("stdio")
         else:
-            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{HTTP_PATH}"
+            url = f"http://{_url_host(host)}:{port}{HTTP_PATH}"
             sys.stderr.write(f"memloom mcp: streamable HTTP on {url}\n")
             sys.stderr.flush()
-            import anyio
-
             anyio.run(_serve_http, server, host, port, log_level)
     except KeyboardInterrupt:
         pass

@@ -181,6 +181,24 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
+#: A term in more than this share of memories finds candidates the vector arm
+#: already has; searching its long posting list only costs time.
+COMMON_TERM_SHARE = 0.05
+
+
+def selective_terms(
+    terms: Sequence[str], doc_freq: dict[str, int], total_docs: int, keep: int = 2
+) -> list[str]:
+    """The terms worth a keyword search: rare ones, or the ``keep`` rarest if none is rare."""
+    if total_docs < 1000:
+        return list(terms)
+    limit = COMMON_TERM_SHARE * total_docs
+    rare = [t for t in terms if doc_freq.get(stem(t), 0) <= limit]
+    if rare:
+        return rare
+    return sorted(terms, key=lambda t: doc_freq.get(stem(t), 0))[:keep]
+
+
 @dataclass
 class KeywordScorer:
     """IDF-weighted share of the query's stems that a text contains, in [0, 1]."""

@@ -148,6 +148,9 @@ class LocalEmbedder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
+        # Idle worker threads must sleep, not spin: a spinning pool steals the cores
+        # the vector search (numpy/BLAS) needs right after a query is embedded.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3  # warnings from the optimiser are noise for users

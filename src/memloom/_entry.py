@@ -1,0 +1,28 @@
+"""The ``memloom`` console script.
+
+Claude Code runs ``memloom hook …`` on every prompt and at every session end,
+so those two commands are dispatched here, before the CLI framework (and its
+imports) load: they must start in tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    home = None
+    if len(args) >= 2 and args[0] == "--home":
+        home, args = args[1], args[2:]
+    if len(args) == 2 and args[0] == "hook" and args[1] in ("notify", "prompt-recall"):
+        from memloom.capture.hooks_cli import run_hook
+
+        sys.exit(run_hook(args[1], home))
+    from memloom.cli import main as cli_main
+
+    cli_main(argv)
+
+
+if __name__ == "__main__":
+    main()

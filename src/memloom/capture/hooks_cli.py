@@ -1,0 +1,136 @@
+"""What the installed Claude Code hooks run. Fast, silent on failure, never blocking.
+
+Both commands exit 0 whatever happens: a memory system must never break the
+user's session. Failures are recorded in ``capture.db``'s event log instead
+(``memloom status`` shows the last one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+NOTIFY_TIMEOUT_S = 0.3
+RECALL_TIMEOUT_S = 2.0
+
+
+def _home(home: str | None) -> Path:
+    raw = home or os.environ.get("MEMLOOM_HOME") or "~/.memloom"
+    return Path(raw).expanduser().resolve()
+
+
+def _daemon(home: Path) -> dict[str, Any] | None:
+    try:
+        info = json.loads((home / "daemon.json").read_text())
+        os.kill(int(info["pid"]), 0)
+        return info
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _post(url: str, body: dict[str, Any], timeout: float) -> Any:
+    import urllib.request
+
+    headers = {"Content-Type": "application/json"}
+    token = os.environ.get("MEMLOOM_API_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(req, timeout=timeout) as res:
+        return json.loads(res.read() or b"null")
+
+
+def _read_stdin() -> dict[str, Any]:
+    data = sys.stdin.read()
+    payload = json.loads(data) if data.strip() else {}
+    if not isinstance(payload, dict):
+        raise ValueError("hook input is not a JSON object")
+    return payload
+
+
+def notify(home: Path) -> None:
+    from memloom.capture.notify import NotificationRefused, validate_transcript
+    from memloom.capture.queue import CaptureQueue
+
+    payload = _read_stdin()
+    queue = CaptureQueue(home)
+    try:
+        try:
+            path = validate_transcript(payload.get("transcript_path"))
+        except NotificationRefused as exc:
+            queue.log("hook_refused", str(exc))
+            return
+        queue.enqueue(
+            str(path),
+            session_id=payload.get("session_id"),
+            cwd=payload.get("cwd"),
+            reason=payload.get("reason"),
+        )
+        queue.log("hook_notify", str(path))
+    finally:
+        queue.close()
+    daemon = _daemon(home)
+    if daemon is not None:
+        try:  # wake the worker; the job is already safely queued either way
+            _post(daemon["url"] + "/v1/capture/notify", {**payload, "transcript_path": str(path)},
+                  NOTIFY_TIMEOUT_S)  # fmt: skip
+        except Exception as exc:
+            _log(home, "hook_wake_failed", str(exc))
+
+
+def prompt_recall(home: Path) -> str:
+    from memloom.capture.prompt import format_block, keyword_recall, wants_recall
+    from memloom.capture.scope import load_scope
+
+    payload = _read_stdin()
+    prompt = payload.get("prompt")
+    if not wants_recall(prompt):
+        return ""
+    scope = load_scope(home)
+    if not scope.recall:
+        return ""
+    project = payload.get("cwd") or None
+    query = {"query": prompt[:2000], "max_results": 5, "project": project, "max_sensitivity": 2}
+    daemon = _daemon(home)
+    memories = None
+    if daemon is not None:
+        try:
+            memories = _post(daemon["url"] + "/v1/memory/recall", query, RECALL_TIMEOUT_S)[
+                "memories"
+            ]
+        except Exception as exc:
+            _log(home, "hook_recall_failed", str(exc))
+    if memories is None:
+        memories = keyword_recall(home, prompt, project, limit=5)
+    return format_block(memories)
+
+
+def _log(home: Path, kind: str, detail: str) -> None:
+    try:
+        from memloom.capture.queue import CaptureQueue
+
+        queue = CaptureQueue(home)
+        try:
+            queue.log(kind, detail[:500])
+        finally:
+            queue.close()
+    except Exception:  # the event log itself failed: nowhere left to record it
+        return
+
+
+def run_hook(name: str, home: str | None) -> int:
+    where = _home(home)
+    try:
+        if name == "notify":
+            notify(where)
+        else:
+            block = prompt_recall(where)
+            if block:
+                sys.stdout.write(block)
+                sys.stdout.flush()
+    except Exception as exc:  # never fail the user's session; record why
+        _log(where, f"hook_{name.replace('-', '_')}_error", f"{type(exc).__name__}: {exc}")
+    return 0
