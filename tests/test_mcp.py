@@ -49,9 +49,11 @@ def go(test: Callable[[], Awaitable[None]]) -> None:
 @asynccontextmanager
 async def stdio_session(home: Path, errlog: Path) -> AsyncIterator[ClientSession]:
     """A server spawned the way an MCP client spawns ``memloom mcp``."""
+    # The installed console script, exactly what `claude mcp add memloom -- memloom mcp` runs.
+    script = Path(sys.executable).with_name("memloom")
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "memloom.mcp"],
+        command=str(script) if script.exists() else sys.executable,
+        args=["mcp"] if script.exists() else ["-m", "memloom._entry", "mcp"],
         env={"MEMLOOM_HOME": str(home)},
     )
     with errlog.open("a") as err:

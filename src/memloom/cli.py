@@ -717,6 +717,41 @@ def _stop(home: Path) -> None:
         _console().print(f"stopped memloom daemon (pid {info['pid']}, {info.get('url')})")
 
 
+@app.command("mcp")
+def mcp_command(
+    ctx: typer.Context,
+    transport: Annotated[
+        str, typer.Option(help="stdio (the client starts the server) or http (streamable HTTP).")
+    ] = "stdio",
+    host: Annotated[
+        str, typer.Option(help="Address for --transport http; loopback unless --allow-remote.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port for --transport http.", min=1, max=65535)] = 4320,
+    allow_remote: Annotated[
+        bool,
+        typer.Option("--allow-remote", help="Allow a non-loopback --host (no authentication)."),
+    ] = False,
+    log_level: Annotated[
+        str, typer.Option(help="DEBUG, INFO, WARNING or ERROR; logs go to stderr.")
+    ] = "WARNING",
+) -> None:
+    """Serve memory tools to AI agents over MCP (stdio by default; see docs/mcp.md).
+
+    Add it to Claude Code with: claude mcp add memloom -- memloom mcp
+    """
+    from memloom.mcp import run
+
+    state: State = ctx.obj
+    run(
+        str(state.home) if state.home else None,
+        transport,  # type: ignore[arg-type]
+        host,
+        port,
+        allow_remote=allow_remote,
+        log_level=log_level.upper(),  # type: ignore[arg-type]
+    )
+
+
 # ---------------------------------------------------------------- capture
 
 
