@@ -134,6 +134,24 @@ class StoreEntry(_Request):
 
 
 class StoreRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "session_id": "sess-42",
+                    "entries": [
+                        {
+                            "text": "Auth uses JWT with RS256 keys",
+                            "source": "docs/auth.md",
+                            "tags": ["auth"],
+                        }
+                    ],
+                }
+            ]
+        },
+    )
+
     session_id: str | None = None
     entries: list[StoreEntry] = Field(min_length=1, max_length=MAX_ENTRIES)
 
@@ -160,6 +178,21 @@ class StoreResponse(BaseModel):
 
 
 class RecallRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "query": "how do I run the tests?",
+                    "max_results": 5,
+                    "project": "acme-api",
+                    "boost_tags": ["testing"],
+                    "recency_weight": 0.1,
+                }
+            ]
+        },
+    )
+
     query: str | None = None
     query_embedding: Embedding = None
     max_results: int = Field(default=10, ge=1, le=1000)
@@ -229,6 +262,10 @@ class RecallResponse(BaseModel):
 
 
 class ExpireRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"ids": ["3f9c2a1b9e0d4c57"]}]}
+    )
+
     ids: list[str] = Field(min_length=1, max_length=MAX_ENTRIES)
 
 
@@ -237,6 +274,13 @@ class ExpireResponse(BaseModel):
 
 
 class SupersedeRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"old_id": "3f9c2a1b9e0d4c57", "new_id": "a81c0e22d4b94f10"}]
+        },
+    )
+
     old_id: str = Field(min_length=1)
     new_id: str | None = None
 
@@ -246,6 +290,11 @@ class SupersedeResponse(BaseModel):
 
 
 class ForgetRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"tags": ["scratch"], "before": "2026-01-01T00:00:00Z"}]},
+    )
+
     ids: list[str] = Field(default_factory=list, max_length=MAX_ENTRIES)
     tags: Tags = Field(default_factory=list)
     before: UTCDateTime | None = None
@@ -294,6 +343,20 @@ class StatsResponse(BaseModel):
 
 
 class SaveRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "text": "Run the tests with: make check",
+                    "type": "procedure",
+                    "tags": ["testing"],
+                    "project": "acme-api",
+                }
+            ]
+        },
+    )
+
     text: MemoryText
     type: MemoryType = MemoryType.fact
     tags: Tags = Field(default_factory=list)
@@ -315,6 +378,10 @@ class SaveResponse(BaseModel):
 
 
 class UpdateRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"text": "Run the tests with: make test"}]}
+    )
+
     text: MemoryText
     tags: Tags | None = None
     type: MemoryType | None = None
@@ -442,6 +509,11 @@ ResolveAction = Literal["keep_new", "keep_existing", "keep_both", "merge"]
 
 
 class ResolveRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"action": "keep_new"}, {"action": "merge", "text": "…"}]},
+    )
+
     action: ResolveAction
     candidate_id: str | None = None
     text: str | None = None

@@ -99,6 +99,21 @@ class NotifyRequest(BaseModel):
     hook_event_name: str | None = None
 
 
+class NotifyResponse(BaseModel):
+    queued: bool
+    job: int
+    transcript_path: str
+
+
+class StatusResponse(BaseModel):
+    version: str
+    store: dict[str, Any]
+    imports: dict[str, Any]
+    llm: str | None
+    daemon: dict[str, Any] | None
+    time: float
+
+
 class PinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     pinned: bool = True
@@ -293,34 +308,36 @@ def create_app(
         return StreamingResponse(stream(), media_type="application/x-ndjson")
 
     @app.post("/v1/capture/notify", tags=["capture"], status_code=202)
-    def capture_notify(req: NotifyRequest) -> dict[str, Any]:
+    def capture_notify(req: NotifyRequest) -> NotifyResponse:
         """Queue a finished session for import (what the SessionEnd hook sends)."""
         from memloom.capture.notify import NotificationRefused
 
         if services is None:
             return errors.error(503, "capture is not running in this server")  # type: ignore[return-value]
         try:
-            return services.notify(req.model_dump())
+            return NotifyResponse.model_validate(services.notify(req.model_dump()))
         except NotificationRefused as exc:
             return errors.error(400, str(exc))  # type: ignore[return-value]
 
     @app.get("/v1/status", tags=["status"])
-    def status() -> dict[str, Any]:
+    def status() -> StatusResponse:
         s = engine.stats()
-        return {
-            "version": memloom.__version__,
-            "store": {
-                "total_memories": s.total_memories,
-                "active_count": s.active_count,
-                "conflicts_pending": s.conflicts_pending,
-                "embedder": engine.embedder.fingerprint,
-                "database": engine.settings.database_url,
-            },
-            "imports": engine.backend.ledger_stats(),
-            "llm": getattr(engine.llm, "description", None),
-            "daemon": services.status() if services is not None else None,
-            "time": time.time(),
-        }
+        return StatusResponse.model_validate(
+            {
+                "version": memloom.__version__,
+                "store": {
+                    "total_memories": s.total_memories,
+                    "active_count": s.active_count,
+                    "conflicts_pending": s.conflicts_pending,
+                    "embedder": engine.embedder.fingerprint,
+                    "database": engine.settings.database_url,
+                },
+                "imports": engine.backend.ledger_stats(),
+                "llm": getattr(engine.llm, "description", None),
+                "daemon": services.status() if services is not None else None,
+                "time": time.time(),
+            }
+        )
 
     @app.get("/health", tags=["status"])
     def health() -> Health:
