@@ -129,10 +129,16 @@ def main() -> None:
             )
             n = min(args.requests // 2, len(fresh) - offset)
             store_bodies = [
-                {"entries": [{"text": f"new memory {offset + i}",
-                              "embedding": fresh[offset + i].tolist()}]}
+                {
+                    "entries": [
+                        {
+                            "text": f"new memory {offset + i}",
+                            "embedding": fresh[offset + i].tolist(),
+                        }
+                    ]
+                }
                 for i in range(n)
-            ]  # fmt: skip
+            ]
             offset += n
             results["store"].append(asyncio.run(drive(url, store_bodies, "/v1/memory/store", c)))
     finally:

@@ -45,8 +45,18 @@ def test_help_explains_itself(tmp_path):
 
 @pytest.mark.slow
 def test_save_then_recall_end_to_end_as_processes(tmp_path):
-    saved = run(tmp_path, "save", "Run the tests with make check", "--type", "procedure",
-                "--tag", "testing", "--project", "api", "--json")  # fmt: skip
+    saved = run(
+        tmp_path,
+        "save",
+        "Run the tests with make check",
+        "--type",
+        "procedure",
+        "--tag",
+        "testing",
+        "--project",
+        "api",
+        "--json",
+    )
     assert saved.returncode == 0, saved.stderr
     doc = json.loads(saved.stdout)
     assert doc["outcome"] == "added" and doc["conflicts"] == []

@@ -105,13 +105,21 @@ def test_store_then_recall_ranks_closest_embedding_first(engine):
         {
             "session_id": "s1",
             "entries": [
-                {"text": "auth service signs JWT with RS256", "embedding": vec(0),
-                 "source": "code_review", "tags": ["auth"]},
-                {"text": "payments go through Stripe", "embedding": vec(math.pi / 2),
-                 "source": "docs", "tags": ["payments"]},
+                {
+                    "text": "auth service signs JWT with RS256",
+                    "embedding": vec(0),
+                    "source": "code_review",
+                    "tags": ["auth"],
+                },
+                {
+                    "text": "payments go through Stripe",
+                    "embedding": vec(math.pi / 2),
+                    "source": "docs",
+                    "tags": ["payments"],
+                },
             ],
         }
-    )  # fmt: skip
+    )
     assert (resp.stored, resp.merged, resp.deduplicated, resp.total_memories) == (2, 0, 0, 2)
     assert len(resp.ids) == 2 and resp.ids[0] != resp.ids[1]
     assert resp.conflicts == []
@@ -140,10 +148,17 @@ def test_recall_orders_all_candidates_by_similarity(engine):
 def test_store_keeps_every_field_of_the_entry(engine):
     expires = datetime.now(UTC) + timedelta(days=3)
     mid = put(
-        engine, "the API listens on port 8080", vec(0),
-        source="docs/dev.md", tags=["config", "port"], metadata={"line": 12},
-        type="procedure", project="acme", expires_at=expires, sensitivity=2,
-    )  # fmt: skip
+        engine,
+        "the API listens on port 8080",
+        vec(0),
+        source="docs/dev.md",
+        tags=["config", "port"],
+        metadata={"line": 12},
+        type="procedure",
+        project="acme",
+        expires_at=expires,
+        sensitivity=2,
+    )
     doc = engine.get(mid)
     assert doc.text == "the API listens on port 8080"
     assert doc.source == "docs/dev.md"
@@ -199,9 +214,12 @@ def test_recall_touches_only_the_returned_memories(engine):
 def test_exact_text_is_merged_into_the_existing_memory(engine):
     first = put(engine, "Run the tests with make check", vec(0), tags=["ci"])
     resp = engine.store(
-        {"entries": [{"text": "Run the tests with make check", "embedding": vec(0),
-                      "tags": ["make"]}]}
-    )  # fmt: skip
+        {
+            "entries": [
+                {"text": "Run the tests with make check", "embedding": vec(0), "tags": ["make"]}
+            ]
+        }
+    )
     assert (resp.stored, resp.merged, resp.deduplicated) == (0, 1, 0)
     assert resp.ids == [first]
     assert resp.total_memories == 1
@@ -223,9 +241,18 @@ def test_near_duplicate_is_folded_into_the_existing_memory(engine):
     old_ref = backdate(engine, first, hours=10)
     started = time.time()
     resp = engine.store(
-        {"entries": [{"text": "tokens are signed with RS256", "embedding": at_distance(0.05),
-                      "source": "code", "tags": ["jwt", "auth"], "metadata": {"pr": 7}}]}
-    )  # fmt: skip
+        {
+            "entries": [
+                {
+                    "text": "tokens are signed with RS256",
+                    "embedding": at_distance(0.05),
+                    "source": "code",
+                    "tags": ["jwt", "auth"],
+                    "metadata": {"pr": 7},
+                }
+            ]
+        }
+    )
     assert (resp.stored, resp.merged, resp.deduplicated) == (0, 0, 1)
     assert resp.ids == [first]
     assert resp.total_memories == 1
@@ -247,9 +274,13 @@ def test_distance_just_below_dedup_threshold_is_a_duplicate(engine):
 
 def test_near_duplicates_inside_one_request_collapse(engine):
     resp = engine.store(
-        {"entries": [{"text": "alpha", "embedding": vec(0), "tags": ["x"]},
-                     {"text": "bravo", "embedding": at_distance(0.01), "tags": ["y"]}]}
-    )  # fmt: skip
+        {
+            "entries": [
+                {"text": "alpha", "embedding": vec(0), "tags": ["x"]},
+                {"text": "bravo", "embedding": at_distance(0.01), "tags": ["y"]},
+            ]
+        }
+    )
     assert (resp.stored, resp.deduplicated, resp.total_memories) == (1, 1, 1)
     assert resp.ids[0] == resp.ids[1]
     assert engine.get(resp.ids[0]).tags == ["x", "y"]
@@ -422,9 +453,13 @@ def test_expire_needs_at_least_one_id(engine):
 def test_past_ttl_is_excluded_from_recall(engine):
     past = datetime.now(UTC) - timedelta(hours=1)
     resp = engine.store(
-        {"entries": [{"text": "already expired by TTL", "embedding": vec(0), "expires_at": past},
-                     {"text": "still valid", "embedding": vec(1.0)}]}
-    )  # fmt: skip
+        {
+            "entries": [
+                {"text": "already expired by TTL", "embedding": vec(0), "expires_at": past},
+                {"text": "still valid", "embedding": vec(1.0)},
+            ]
+        }
+    )
     gone, valid = resp.ids
     assert resp.stored == 2
     out = engine.recall({"query_embedding": vec(0)})
@@ -524,11 +559,18 @@ def test_forget_by_ids_counts_only_existing(engine):
 
 def test_forget_by_tags(engine):
     engine.store(
-        {"entries": [{"text": "old deprecated info", "embedding": vec(0), "tags": ["deprecated"]},
-                     {"text": "current auth info", "embedding": vec(1.0), "tags": ["auth"]},
-                     {"text": "another stale item", "embedding": vec(2.0),
-                      "tags": ["deprecated", "misc"]}]}
-    )  # fmt: skip
+        {
+            "entries": [
+                {"text": "old deprecated info", "embedding": vec(0), "tags": ["deprecated"]},
+                {"text": "current auth info", "embedding": vec(1.0), "tags": ["auth"]},
+                {
+                    "text": "another stale item",
+                    "embedding": vec(2.0),
+                    "tags": ["deprecated", "misc"],
+                },
+            ]
+        }
+    )
     resp = engine.forget({"tags": ["deprecated"]})
     assert (resp.removed, resp.total_memories) == (2, 1)
     assert [m.text for m in engine.recall({"query_embedding": vec(0)}).memories] == [
@@ -664,8 +706,13 @@ def test_task_context_boosts_a_matching_source(engine):
 
 def test_task_context_source_match_is_case_insensitive(engine):
     put(engine, "JWT validation logic", vec(0), source="Code_Review")
-    out = engine.recall({"query_embedding": vec(0), "recency_weight": 0.0,
-                         "task_context": "While REVIEWING CODE_REVIEW notes"})  # fmt: skip
+    out = engine.recall(
+        {
+            "query_embedding": vec(0),
+            "recency_weight": 0.0,
+            "task_context": "While REVIEWING CODE_REVIEW notes",
+        }
+    )
     # similarity 1 plus the boost, capped
     assert out.memories[0].relevance == 1.0
     out = engine.recall({"query_embedding": vec(0.5), "task_context": "CODE_review"})
@@ -812,8 +859,9 @@ def test_auto_classify_detects_credentials(engine):
 @needs_detect
 def test_auto_classify_takes_the_max_of_explicit_and_detected(engine):
     detected = put(engine, _credential_text(), vec(0), auto_classify=True, sensitivity=1)
-    explicit = put(engine, "normal text with no patterns", vec(1.5),
-                   auto_classify=True, sensitivity=3)  # fmt: skip
+    explicit = put(
+        engine, "normal text with no patterns", vec(1.5), auto_classify=True, sensitivity=3
+    )
     plain = put(engine, "the service uses REST APIs", vec(3.0), auto_classify=True)
     assert engine.get(detected).sensitivity == 3
     assert engine.get(explicit).sensitivity == 3
@@ -837,12 +885,14 @@ def test_empty_store_stats(engine):
 
 def test_stats_group_by_source_and_type(engine):
     engine.store(
-        {"entries": [{"text": "from code review", "embedding": vec(0), "source": "code_review"},
-                     {"text": "from docs", "embedding": vec(1.0), "source": "docs",
-                      "type": "procedure"},
-                     {"text": "another review", "embedding": vec(2.0),
-                      "source": "code_review"}]}
-    )  # fmt: skip
+        {
+            "entries": [
+                {"text": "from code review", "embedding": vec(0), "source": "code_review"},
+                {"text": "from docs", "embedding": vec(1.0), "source": "docs", "type": "procedure"},
+                {"text": "another review", "embedding": vec(2.0), "source": "code_review"},
+            ]
+        }
+    )
     stats = engine.stats()
     assert stats.total_memories == 3
     assert stats.by_source == {"code_review": 2, "docs": 1}
@@ -857,8 +907,14 @@ def test_stats_group_by_source_and_type(engine):
 def test_empty_text_is_rejected(engine, text):
     # Distill silently skips empty entries; memloom rejects the whole request.
     with pytest.raises(ValidationError):
-        engine.store({"entries": [{"text": text, "embedding": vec(0)},
-                                  {"text": "valid entry", "embedding": vec(1.0)}]})  # fmt: skip
+        engine.store(
+            {
+                "entries": [
+                    {"text": text, "embedding": vec(0)},
+                    {"text": "valid entry", "embedding": vec(1.0)},
+                ]
+            }
+        )
     assert engine.stats().total_memories == 0
 
 
@@ -883,6 +939,12 @@ def test_stored_embedding_of_another_dimension_is_rejected(engine):
 
 def test_mixed_dimensions_in_one_request_are_rejected(engine):
     with pytest.raises(DimensionError):
-        engine.store({"entries": [{"text": "two", "embedding": vec(0)},
-                                  {"text": "three", "embedding": [0.0, 1.0, 0.0]}]})  # fmt: skip
+        engine.store(
+            {
+                "entries": [
+                    {"text": "two", "embedding": vec(0)},
+                    {"text": "three", "embedding": [0.0, 1.0, 0.0]},
+                ]
+            }
+        )
     assert engine.stats().total_memories == 0

@@ -41,8 +41,11 @@ def test_query_terms_drop_stopwords_but_never_everything():
     assert ranking.query_terms("What is the port of the API server?") == ["port", "api", "server"]
     assert ranking.query_terms("what is it") == ["what", "is", "it"]
     assert ranking.query_terms("ECONNREFUSED in settings_local.py") == [
-        "econnrefused", "settings", "local", "py",
-    ]  # fmt: skip
+        "econnrefused",
+        "settings",
+        "local",
+        "py",
+    ]
 
 
 def test_keyword_coverage_weights_rare_terms():

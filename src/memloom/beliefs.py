@@ -178,11 +178,18 @@ class BeliefPipeline:
                     row = self._version_of(target, item, now, asserted)
                     return BeliefOutcome("versioned", row.id, calls=calls)
             row = engine._new_row(
-                text=item.text, vec=item.vec, type_=item.type, tags=item.tags,
-                source=item.source, metadata=item.metadata, project=item.project,
-                sensitivity=item.sensitivity, expires_at=None, session_id=item.session_id,
+                text=item.text,
+                vec=item.vec,
+                type_=item.type,
+                tags=item.tags,
+                source=item.source,
+                metadata=item.metadata,
+                project=item.project,
+                sensitivity=item.sensitivity,
+                expires_at=None,
+                session_id=item.session_id,
                 now=now,
-            )  # fmt: skip
+            )
             row.asserted_at = asserted
             store.insert(row)
             conflicts = []
@@ -225,11 +232,18 @@ class BeliefPipeline:
                     engine._merge_into(current, **self._merge_args(item, now))
                     return BeliefOutcome("merged", current.id)
             row = engine._new_row(
-                text=item.text, vec=item.vec, type_=item.type, tags=item.tags,
-                source=item.source, metadata=item.metadata, project=item.project,
-                sensitivity=item.sensitivity, expires_at=None, session_id=item.session_id,
+                text=item.text,
+                vec=item.vec,
+                type_=item.type,
+                tags=item.tags,
+                source=item.source,
+                metadata=item.metadata,
+                project=item.project,
+                sensitivity=item.sensitivity,
+                expires_at=None,
+                session_id=item.session_id,
                 now=now,
-            )  # fmt: skip
+            )
             row.asserted_at = asserted
             store.insert(row)
             conflicts = []
@@ -247,12 +261,19 @@ class BeliefPipeline:
         engine, store = self.engine, self.engine.backend
         head = store.versions(target.root_id)[0]
         row = engine._new_row(
-            text=item.text, vec=item.vec, type_=item.type,
-            tags=merge_tags(target.tags, item.tags), source=target.source or item.source,
-            metadata=merge_metadata(target.metadata, item.metadata), project=target.project,
-            sensitivity=max(target.sensitivity, item.sensitivity), expires_at=target.expires_at,
-            session_id=item.session_id, now=now, root=head,
-        )  # fmt: skip
+            text=item.text,
+            vec=item.vec,
+            type_=item.type,
+            tags=merge_tags(target.tags, item.tags),
+            source=target.source or item.source,
+            metadata=merge_metadata(target.metadata, item.metadata),
+            project=target.project,
+            sensitivity=max(target.sensitivity, item.sensitivity),
+            expires_at=target.expires_at,
+            session_id=item.session_id,
+            now=now,
+            root=head,
+        )
         row.asserted_at = asserted
         row.pinned = target.pinned
         row.access_count = target.access_count
@@ -313,9 +334,13 @@ class BeliefPipeline:
         return verdict
 
     def _apply_verdict(
-        self, verdict: Any, new_row: MemoryRow, contradictory: list[Neighbour],
-        conflicts: list[Any], now: float,
-    ) -> int:  # fmt: skip
+        self,
+        verdict: Any,
+        new_row: MemoryRow,
+        contradictory: list[Neighbour],
+        conflicts: list[Any],
+        now: float,
+    ) -> int:
         """Resolve decisive verdicts at once (revertable); ``unsure`` leaves them pending."""
         action = verdict.verdict
         if action not in ("keep_new", "keep_existing", "keep_both"):

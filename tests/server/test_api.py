@@ -31,12 +31,19 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     body = {
         "session_id": "sess-1",
         "entries": [
-            {"text": "Auth uses JWT with RS256 keys", "source": "auth.md", "tags": ["auth"],
-             "project": project},
-            {"text": "The billing service retries webhooks five times", "tags": ["billing"],
-             "project": project},
+            {
+                "text": "Auth uses JWT with RS256 keys",
+                "source": "auth.md",
+                "tags": ["auth"],
+                "project": project,
+            },
+            {
+                "text": "The billing service retries webhooks five times",
+                "tags": ["billing"],
+                "project": project,
+            },
         ],
-    }  # fmt: skip
+    }
     stored = api.post("/v1/memory/store", json=body)
     assert stored.status_code == 200
     doc = stored.json()
@@ -51,9 +58,19 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     ).json()
     assert recall["memories"][0]["id"] == auth_id
     assert set(recall["memories"][0]) >= {
-        "id", "text", "type", "source", "tags", "relevance", "similarity", "decay_level",
-        "sensitivity", "last_referenced", "created_at", "project",
-    }  # fmt: skip
+        "id",
+        "text",
+        "type",
+        "source",
+        "tags",
+        "relevance",
+        "similarity",
+        "decay_level",
+        "sensitivity",
+        "last_referenced",
+        "created_at",
+        "project",
+    }
     assert set(recall) >= {"memories", "stats", "max_sensitivity", "sensitive_chunks"}
 
     assert api.post("/v1/memory/expire", json={"ids": [billing_id]}).json() == {"expired": 1}
@@ -88,9 +105,13 @@ def test_distill_caller_embeddings_and_older_than(tmp_path_factory):
         with d.client() as api:
             res = api.post(
                 "/v1/memory/store",
-                json={"entries": [{"text": "alpha", "embedding": vec(0)},
-                                  {"text": "beta", "embedding": vec(40)}]},
-            ).json()  # fmt: skip
+                json={
+                    "entries": [
+                        {"text": "alpha", "embedding": vec(0)},
+                        {"text": "beta", "embedding": vec(40)},
+                    ]
+                },
+            ).json()
             assert res["stored"] == 2 and len(res["conflicts"]) == 1
             assert res["conflicts"][0]["distance"] == pytest.approx(
                 1 - math.cos(math.radians(40)), 1e-4
@@ -117,9 +138,13 @@ def test_memories_routes_save_list_get_update_history_pin(api):
     project = unique("routes")
     saved = api.post(
         "/v1/memories",
-        json={"text": "Run the tests with make check", "type": "procedure", "project": project,
-              "tags": ["testing"]},
-    )  # fmt: skip
+        json={
+            "text": "Run the tests with make check",
+            "type": "procedure",
+            "project": project,
+            "tags": ["testing"],
+        },
+    )
     assert saved.status_code == 201
     mid = saved.json()["id"]
     assert saved.json()["outcome"] == "added"
@@ -143,10 +168,14 @@ def test_memories_routes_save_list_get_update_history_pin(api):
 def test_list_pages_with_a_cursor(api):
     project = unique("pages")
     texts = [
-        "The frontend uses React", "Deploys go through ArgoCD", "Postgres 16 is the database",
-        "Lint with ruff before pushing", "The CDN is CloudFront", "Logs are shipped to Loki",
+        "The frontend uses React",
+        "Deploys go through ArgoCD",
+        "Postgres 16 is the database",
+        "Lint with ruff before pushing",
+        "The CDN is CloudFront",
+        "Logs are shipped to Loki",
         "Feature flags live in LaunchDarkly",
-    ]  # fmt: skip
+    ]
     for text in texts:
         assert api.post("/v1/memories", json={"text": text, "project": project}).status_code == 201
     first = api.get("/v1/memories", params={"project": project, "limit": 3}).json()
@@ -217,8 +246,11 @@ def test_capture_notify_queues_valid_transcripts_only(api, daemon):
     }
     ok = api.post("/v1/capture/notify", json=payload)
     assert ok.status_code == 202 and ok.json()["queued"] is True
-    for bad in ("/etc/passwd", str(daemon.claude / "projects" / ".." / "x.jsonl"),
-                str(inside.with_suffix(".txt"))):  # fmt: skip
+    for bad in (
+        "/etc/passwd",
+        str(daemon.claude / "projects" / ".." / "x.jsonl"),
+        str(inside.with_suffix(".txt")),
+    ):
         res = api.post("/v1/capture/notify", json={"transcript_path": bad})
         assert res.status_code == 400, bad
     assert api.post("/v1/capture/notify", json={}).status_code == 422
@@ -231,12 +263,23 @@ def test_status_health_openapi_and_docs(api):
     assert api.get("/health").json()["status"] == "ok"
     spec = api.get("/openapi.json").json()
     for route in (
-        "/v1/memory/store", "/v1/memory/recall", "/v1/memory/expire", "/v1/memory/supersede",
-        "/v1/memory/forget", "/v1/memory/stats", "/v1/memories", "/v1/memories/{memory_id}",
-        "/v1/memories/{memory_id}/update", "/v1/conflicts", "/v1/conflicts/{conflict_id}/resolve",
-        "/v1/conflicts/{conflict_id}/revert", "/v1/import/sessions", "/v1/capture/notify",
-        "/v1/status", "/health",
-    ):  # fmt: skip
+        "/v1/memory/store",
+        "/v1/memory/recall",
+        "/v1/memory/expire",
+        "/v1/memory/supersede",
+        "/v1/memory/forget",
+        "/v1/memory/stats",
+        "/v1/memories",
+        "/v1/memories/{memory_id}",
+        "/v1/memories/{memory_id}/update",
+        "/v1/conflicts",
+        "/v1/conflicts/{conflict_id}/resolve",
+        "/v1/conflicts/{conflict_id}/revert",
+        "/v1/import/sessions",
+        "/v1/capture/notify",
+        "/v1/status",
+        "/health",
+    ):
         assert route in spec["paths"], route
     schemas = spec["components"]["schemas"]
     assert "examples" in schemas["StoreEntry"] and "StoreResponse" in schemas
@@ -292,9 +335,12 @@ def test_body_limit_and_token_rule(tmp_path):
     from tests.server.conftest import start_daemon, stop
 
     d = start_daemon(
-        tmp_path / "home", tmp_path / "claude", "--token", "s3cret-token",
+        tmp_path / "home",
+        tmp_path / "claude",
+        "--token",
+        "s3cret-token",
         env={"MEMLOOM_MAX_BODY_BYTES": "2048"},
-    )  # fmt: skip
+    )
     try:
         assert httpx.get(d.url + "/health").status_code == 200
         no_token = httpx.post(d.url + "/v1/memory/recall", json={"query": "x"})
@@ -327,8 +373,11 @@ def test_refuses_to_listen_off_loopback_without_a_token(tmp_path):
     env["MEMLOOM_HOME"] = str(tmp_path)
     res = subprocess.run(
         [sys.executable, "-m", "memloom.cli", "serve", "--host", "0.0.0.0", "--port", "0"],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 1
     assert "without a token" in res.stderr and "MEMLOOM_API_TOKEN" in res.stderr
     assert not (tmp_path / "daemon.json").exists()
@@ -345,13 +394,19 @@ def test_second_daemon_is_refused_and_stop_ends_the_first(tmp_path):
         env = {**__import__("os").environ, "MEMLOOM_HOME": str(d.home)}
         res = subprocess.run(
             [sys.executable, "-m", "memloom.cli", "serve", "--port", "0"],
-            env=env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert res.returncode == 1 and "already serving" in res.stderr
         res = subprocess.run(
             [sys.executable, "-m", "memloom.cli", "stop"],
-            env=env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert res.returncode == 0 and "stopped memloom daemon" in res.stdout
         assert d.process.wait(timeout=30) == 0  # a clean exit
         assert not (d.home / "daemon.json").exists()

@@ -18,9 +18,12 @@ from tests.support.scripted_llm import ScriptedModel
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 REAL = (
-    FIXTURES / "claude" / "projects" / "-Users-dain-workspace-JSSoundRecorder"
+    FIXTURES
+    / "claude"
+    / "projects"
+    / "-Users-dain-workspace-JSSoundRecorder"
     / "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
-)  # fmt: skip
+)
 
 
 def record(role: str, text: str, *, cwd: str = "/home/dev/acme", sid: str = "s1") -> dict:
@@ -92,11 +95,14 @@ def test_real_transcript_gets_memories_with_provenance_and_a_ledger_row(m, model
     # The real transcript has no REMEMBER: markers; add two typed prompts at the end.
     write_session(
         path,
-        [("user", "REMEMBER: the recorder targets Chrome and Firefox only"),
-         ("assistant", "Noted."),
-         ("user", "REMEMBER: I prefer vite over webpack for this project")],
-        cwd="/Users/dain/workspace/JSSoundRecorder", sid=REAL.stem,
-    )  # fmt: skip
+        [
+            ("user", "REMEMBER: the recorder targets Chrome and Firefox only"),
+            ("assistant", "Noted."),
+            ("user", "REMEMBER: I prefer vite over webpack for this project"),
+        ],
+        cwd="/Users/dain/workspace/JSSoundRecorder",
+        sid=REAL.stem,
+    )
     report = m.import_sessions([path])
     assert (report.sessions, report.saved, report.failed) == (1, 2, 0)
     assert report.calls["extraction"] == 1 and report.calls["embedding"] == 1
@@ -190,9 +196,11 @@ def test_secrets_are_redacted_before_the_provider_sees_them(m, model, tmp_path):
     aws = "AKIA" + "Z7QWERTY2XCVB6NM"
     path = write_session(
         session_path(tmp_path),
-        [("user", f"REMEMBER: the deploy token is {secret}"),
-         ("assistant", f"I set AWS_ACCESS_KEY_ID={aws} in the env for you")],
-    )  # fmt: skip
+        [
+            ("user", f"REMEMBER: the deploy token is {secret}"),
+            ("assistant", f"I set AWS_ACCESS_KEY_ID={aws} in the env for you"),
+        ],
+    )
     report = m.import_sessions([path])
     assert report.redactions >= 2
     everything = "".join(model.bodies())
@@ -282,10 +290,12 @@ def test_classifier_outcomes_identical_complementary_contradictory(m, model, tmp
     m.import_sessions([path])
     write_session(
         path,
-        [("user", "REMEMBER: the project uses postgresql for storage."),  # identical
-         ("user", "REMEMBER: The project uses PostgreSQL for storage and Redis for caching"),
-         ("user", "REMEMBER: The project does not use PostgreSQL for storage")],
-    )  # fmt: skip
+        [
+            ("user", "REMEMBER: the project uses postgresql for storage."),  # identical
+            ("user", "REMEMBER: The project uses PostgreSQL for storage and Redis for caching"),
+            ("user", "REMEMBER: The project does not use PostgreSQL for storage"),
+        ],
+    )
     report = m.import_sessions([path])
     assert report.versioned == 1
     assert report.saved == 2 and report.conflicts >= 1

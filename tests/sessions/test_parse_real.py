@@ -14,9 +14,12 @@ from memloom.sessions.parse import ParseResult, parse_bytes, parse_transcript
 PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "claude" / "projects"
 WORKTREES = PROJECTS / "-experiments-worktrees" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
 SUBAGENT = (
-    PROJECTS / "-experiments-worktrees" / "ef958aa1-0e93-49f0-bb71-150f63befcd1" / "subagents"
+    PROJECTS
+    / "-experiments-worktrees"
+    / "ef958aa1-0e93-49f0-bb71-150f63befcd1"
+    / "subagents"
     / "agent-aef063ba534d73153.jsonl"
-)  # fmt: skip
+)
 ME_NEXT = PROJECTS / "-Users-dain-workspace-danieldemmel-me-next"
 IDE = ME_NEXT / "5ed31c36-bca8-40fd-8d24-f1a1f0af7901.jsonl"
 PRUN = PROJECTS / "-src-experiments-claude_p" / "94604a7b-062f-4369-bdf0-da948381c3e5.jsonl"

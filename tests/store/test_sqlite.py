@@ -194,9 +194,13 @@ def test_keyset_pages_cover_every_row_once(db_path):
         cursor = None
         while True:
             page = store.list(
-                SearchFilter(), source=None, min_sensitivity=None, order="recent",
-                limit=5, cursor=cursor,
-            )  # fmt: skip
+                SearchFilter(),
+                source=None,
+                min_sensitivity=None,
+                order="recent",
+                limit=5,
+                cursor=cursor,
+            )
             assert page.total == 23
             seen.extend(r.id for r in page.rows)
             cursor = page.next_cursor

@@ -71,9 +71,11 @@ class ScriptedModel:
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": json.dumps(reply)}}
             ],
-            "usage": {"prompt_tokens": len(body["messages"][1]["content"]) // 4,
-                      "completion_tokens": 20},
-        }  # fmt: skip
+            "usage": {
+                "prompt_tokens": len(body["messages"][1]["content"]) // 4,
+                "completion_tokens": 20,
+            },
+        }
 
     @staticmethod
     def _distill(payload: dict[str, Any]) -> dict[str, Any]:

@@ -75,8 +75,11 @@ def notify(home: Path) -> None:
     daemon = _daemon(home)
     if daemon is not None:
         try:  # wake the worker; the job is already safely queued either way
-            _post(daemon["url"] + "/v1/capture/notify", {**payload, "transcript_path": str(path)},
-                  NOTIFY_TIMEOUT_S)  # fmt: skip
+            _post(
+                daemon["url"] + "/v1/capture/notify",
+                {**payload, "transcript_path": str(path)},
+                NOTIFY_TIMEOUT_S,
+            )
         except Exception as exc:
             _log(home, "hook_wake_failed", str(exc))
 

@@ -11,9 +11,14 @@ from memloom.capture.queue import CaptureQueue
 from memloom.capture.scope import load_scope
 
 FAILURE_KINDS = (
-    "hook_refused", "hook_notify_error", "hook_prompt_recall_error", "hook_wake_failed",
-    "hook_recall_failed", "worker_error", "budget_paused",
-)  # fmt: skip
+    "hook_refused",
+    "hook_notify_error",
+    "hook_prompt_recall_error",
+    "hook_wake_failed",
+    "hook_recall_failed",
+    "worker_error",
+    "budget_paused",
+)
 
 
 def _when(at: float) -> str:
@@ -53,20 +58,34 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
             "pid": daemon.get("pid") if daemon else None,
         },
         "hooks": {**hooks, "settings": str(settings_path())},
-        "scope": {"all": scope.all, "projects": scope.projects, "recall": scope.recall,
-                  "enabled": scope.enabled},
+        "scope": {
+            "all": scope.all,
+            "projects": scope.projects,
+            "recall": scope.recall,
+            "enabled": scope.enabled,
+        },
         "capture": {
             "queued": pending,
-            "last_hook": None if last_hook is None else
-            {"kind": last_hook[0], "detail": last_hook[1], "at": last_hook[2],
-             "at_text": _when(last_hook[2])},
-            "last_failure": None if last_fail is None else
-            {"kind": last_fail[0], "detail": last_fail[1], "at": last_fail[2],
-             "at_text": _when(last_fail[2])},
+            "last_hook": None
+            if last_hook is None
+            else {
+                "kind": last_hook[0],
+                "detail": last_hook[1],
+                "at": last_hook[2],
+                "at_text": _when(last_hook[2]),
+            },
+            "last_failure": None
+            if last_fail is None
+            else {
+                "kind": last_fail[0],
+                "detail": last_fail[1],
+                "at": last_fail[2],
+                "at_text": _when(last_fail[2]),
+            },
         },
         "budget": {"used": used, "cap": cap, "paused": used >= cap},
         "llm": llm,
         "embedder": embedder,
         "imports": imports,
         "memories": {"total": stats.total_memories, "active": stats.active_count},
-    }  # fmt: skip
+    }

@@ -58,25 +58,50 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 PASSWORD, TOKEN, SECRET, API_KEY, KEY, CREDENTIAL, AUTH = (
-    "generic-password", "generic-token", "generic-secret", "generic-api-key",
-    "generic-key", "generic-credential", "generic-auth",
-)  # fmt: skip
+    "generic-password",
+    "generic-token",
+    "generic-secret",
+    "generic-api-key",
+    "generic-key",
+    "generic-credential",
+    "generic-auth",
+)
 RULE_IDS = (PASSWORD, TOKEN, SECRET, API_KEY, KEY, CREDENTIAL, AUTH)
 _STRONG = {PASSWORD, TOKEN, SECRET, API_KEY, CREDENTIAL}
 
 _NOUNS = {
-    "password": PASSWORD, "passwd": PASSWORD, "pwd": PASSWORD, "passphrase": PASSWORD,
-    "pass": PASSWORD, "passcode": PASSWORD, "token": TOKEN, "secret": SECRET,
-    "apikey": API_KEY, "credential": CREDENTIAL, "credentials": CREDENTIAL,
-    "creds": CREDENTIAL, "cred": CREDENTIAL, "key": KEY, "auth": AUTH,
-}  # fmt: skip
+    "password": PASSWORD,
+    "passwd": PASSWORD,
+    "pwd": PASSWORD,
+    "passphrase": PASSWORD,
+    "pass": PASSWORD,
+    "passcode": PASSWORD,
+    "token": TOKEN,
+    "secret": SECRET,
+    "apikey": API_KEY,
+    "credential": CREDENTIAL,
+    "credentials": CREDENTIAL,
+    "creds": CREDENTIAL,
+    "cred": CREDENTIAL,
+    "key": KEY,
+    "auth": AUTH,
+}
 # One-word compounds (`APIKEY`, `accesstoken`, `dbpassword`) end with one of these.
 _COMPOUND_ENDS = (
-    ("password", PASSWORD), ("passwd", PASSWORD), ("passphrase", PASSWORD),
-    ("token", TOKEN), ("secret", SECRET), ("apikey", API_KEY), ("secretkey", SECRET),
-    ("accesskey", SECRET), ("privatekey", SECRET), ("authkey", SECRET),
-    ("signingkey", SECRET), ("masterkey", SECRET), ("encryptionkey", SECRET),
-)  # fmt: skip
+    ("password", PASSWORD),
+    ("passwd", PASSWORD),
+    ("passphrase", PASSWORD),
+    ("token", TOKEN),
+    ("secret", SECRET),
+    ("apikey", API_KEY),
+    ("secretkey", SECRET),
+    ("accesskey", SECRET),
+    ("privatekey", SECRET),
+    ("authkey", SECRET),
+    ("signingkey", SECRET),
+    ("masterkey", SECRET),
+    ("encryptionkey", SECRET),
+)
 # `<word> key` is a secret key; a bare `key` is usually a dict key or an id.
 _KEY_QUALIFIERS = words(
     """

@@ -33,8 +33,13 @@ from .rules import KNOWN_EXAMPLES, RULES, TokenRule
 from .validators import shannon_entropy
 
 STRUCTURAL_RULES = (
-    "authorization-header", "bearer-token", "curl-auth-user", "jwt", "private-key", "url-password",
-)  # fmt: skip
+    "authorization-header",
+    "bearer-token",
+    "curl-auth-user",
+    "jwt",
+    "private-key",
+    "url-password",
+)
 MARKER_RE = re.compile(r"\[redacted:[a-z0-9][a-z0-9._-]*\]")
 _SEPARATORS = b" \t\n\r\f\v\"'`=:,;()[]{}<>|/\\@*!?&#%^$"
 _SCAN_TABLE = bytes.maketrans(

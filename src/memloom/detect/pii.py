@@ -173,8 +173,14 @@ def scan_ipv6(text: str, out: list[tuple[int, int, str, int]]) -> None:
 _ULA = ipaddress.ip_network("fc00::/7")
 
 INTERNAL_SUFFIXES = (
-    ".internal", ".corp", ".local", ".lan", ".intranet", ".home.arpa", ".localdomain",
-)  # fmt: skip
+    ".internal",
+    ".corp",
+    ".local",
+    ".lan",
+    ".intranet",
+    ".home.arpa",
+    ".localdomain",
+)
 _HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.")
 _LABEL_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?")
 

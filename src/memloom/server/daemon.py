@@ -149,10 +149,13 @@ class Services:
         return {
             "pid": os.getpid(),
             "started_at": self.started_at,
-            "decay": {"interval_s": self.decay_interval, "runs": self.decay_runs,
-                      "last": self.last_decay},
+            "decay": {
+                "interval_s": self.decay_interval,
+                "runs": self.decay_runs,
+                "last": self.last_decay,
+            },
             "capture": {**self.worker_state, "queued": self._queue_length()},
-        }  # fmt: skip
+        }
 
     # ---------------------------------------------------------------- decay
 
@@ -305,9 +308,11 @@ def serve(
         os.replace(tmp, path)
         log.info("memloom serving %s", url)
         config = uvicorn.Config(
-            app, log_level=os.environ.get("MEMLOOM_LOG_LEVEL", "warning"), lifespan="on",
+            app,
+            log_level=os.environ.get("MEMLOOM_LOG_LEVEL", "warning"),
+            lifespan="on",
             timeout_graceful_shutdown=20,
-        )  # fmt: skip
+        )
         server = _Server(config)
         try:
             server.run(sockets=[sock])

@@ -36,9 +36,15 @@ log = logging.getLogger(__name__)
 EXCERPT_CHARS = 500
 SOURCE = "claude-code"
 SKIP_REASONS = (
-    "sidecars", "active", "outside_window", "over_cap", "up_to_date", "project_filter",
-    "not_transcripts", "missing",
-)  # fmt: skip
+    "sidecars",
+    "active",
+    "outside_window",
+    "over_cap",
+    "up_to_date",
+    "project_filter",
+    "not_transcripts",
+    "missing",
+)
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -269,27 +275,43 @@ class Importer:
             )
             self.engine.backend.ledger_put(
                 LedgerRow(
-                    path=str(path), session_id=rep.session_id, project=project,
-                    size=file.size, mtime=file.mtime, offset=offset, lines=lines,
-                    hash=digest.hexdigest(), status=status, memories=memories,
-                    last_error=error, updated_at=time.time(),
+                    path=str(path),
+                    session_id=rep.session_id,
+                    project=project,
+                    size=file.size,
+                    mtime=file.mtime,
+                    offset=offset,
+                    lines=lines,
+                    hash=digest.hexdigest(),
+                    status=status,
+                    memories=memories,
+                    last_error=error,
+                    updated_at=time.time(),
                 )
-            )  # fmt: skip
+            )
 
         for index, chunk in enumerate(chunks):
             if self.opt.allow_call is not None and not self.opt.allow_call():
                 self._stop(rep, "daily budget of unattended calls is spent")
                 with self.engine.backend.transaction():
-                    save_ledger(consumed, self._lines_at(consumed, row, plan, start_line, ends),
-                                "partial", rep.error)  # fmt: skip
+                    save_ledger(
+                        consumed,
+                        self._lines_at(consumed, row, plan, start_line, ends),
+                        "partial",
+                        rep.error,
+                    )
                 raise ProviderStopped
             try:
                 self._distill_chunk(chunk, rep, project, str(path))
             except ProviderStopped as stop:
                 self._stop(rep, str(stop))
                 with self.engine.backend.transaction():
-                    save_ledger(consumed, self._lines_at(consumed, row, plan, start_line, ends),
-                                "partial", rep.error)  # fmt: skip
+                    save_ledger(
+                        consumed,
+                        self._lines_at(consumed, row, plan, start_line, ends),
+                        "partial",
+                        rep.error,
+                    )
                 raise
             except Exception as exc:
                 log.warning("chunk %d of %s failed: %s", index + 1, path, exc)
@@ -297,8 +319,12 @@ class Importer:
                 rep.error = f"chunk {index + 1}/{len(chunks)}: {exc}"
                 self.report.failed += 1
                 with self.engine.backend.transaction():
-                    save_ledger(consumed, self._lines_at(consumed, row, plan, start_line, ends),
-                                "partial", rep.error)  # fmt: skip
+                    save_ledger(
+                        consumed,
+                        self._lines_at(consumed, row, plan, start_line, ends),
+                        "partial",
+                        rep.error,
+                    )
                 return rep
             rep.chunks_done += 1
             last = index == len(chunks) - 1
@@ -408,11 +434,16 @@ class Importer:
             with self.engine._lock, self.engine.backend.transaction():
                 self.engine.backend.add_provenance(
                     ProvenanceRow(
-                        memory_id=out.memory_id, session_id=rep.session_id, path=path,
-                        project=project, start_line=start, end_line=end, excerpt=excerpt,
+                        memory_id=out.memory_id,
+                        session_id=rep.session_id,
+                        path=path,
+                        project=project,
+                        start_line=start,
+                        end_line=end,
+                        excerpt=excerpt,
                         created_at=time.time(),
                     )
-                )  # fmt: skip
+                )
 
 
 def _hash_upto(path: Path, length: int) -> Any:

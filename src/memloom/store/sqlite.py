@@ -42,10 +42,25 @@ _COLUMNS = (
 # Rows as the engine reads them: vectors stay in the index, not in every fetch.
 _ROW_COLUMNS = _COLUMNS.replace("embedding,", "NULL AS embedding,")
 _UPDATABLE = {
-    "status", "type", "text", "original_text", "content_hash", "source", "tags", "metadata",
-    "project", "sensitivity", "last_referenced", "access_count", "expires_at", "expired_at",
-    "superseded_by", "decay_level", "pinned", "asserted_at",
-}  # fmt: skip
+    "status",
+    "type",
+    "text",
+    "original_text",
+    "content_hash",
+    "source",
+    "tags",
+    "metadata",
+    "project",
+    "sensitivity",
+    "last_referenced",
+    "access_count",
+    "expires_at",
+    "expired_at",
+    "superseded_by",
+    "decay_level",
+    "pinned",
+    "asserted_at",
+}
 log = logging.getLogger(__name__)
 _CHUNK = 500  # SQLite's default limit on bound parameters is 32766; stay well under it.
 
@@ -336,14 +351,33 @@ class SQLiteStore:
             "superseded_by, decay_level, pinned, seq) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                row.id, row.root_id, row.version, row.status, row.type, row.text,
-                row.original_text, row.content_hash, _vec_to_blob(row.embedding), row.source,
-                json.dumps(row.tags), json.dumps(row.metadata), row.project, row.sensitivity,
-                row.session_id, row.created_at, row.asserted_at, row.last_referenced,
-                row.access_count, row.expires_at, row.expired_at, row.superseded_by,
-                row.decay_level, int(row.pinned), seq,
+                row.id,
+                row.root_id,
+                row.version,
+                row.status,
+                row.type,
+                row.text,
+                row.original_text,
+                row.content_hash,
+                _vec_to_blob(row.embedding),
+                row.source,
+                json.dumps(row.tags),
+                json.dumps(row.metadata),
+                row.project,
+                row.sensitivity,
+                row.session_id,
+                row.created_at,
+                row.asserted_at,
+                row.last_referenced,
+                row.access_count,
+                row.expires_at,
+                row.expired_at,
+                row.superseded_by,
+                row.decay_level,
+                int(row.pinned),
+                seq,
             ),
-        )  # fmt: skip
+        )
         rowid = cur.lastrowid
         assert rowid is not None
         if row.tags:
@@ -756,10 +790,18 @@ class SQLiteStore:
             "INSERT INTO conflicts (id, new_id, existing_id, distance, reason, status, "
             "resolution, detail, created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                row.id, row.new_id, row.existing_id, row.distance, row.reason, row.status,
-                row.resolution, json.dumps(row.detail), row.created_at, row.resolved_at,
+                row.id,
+                row.new_id,
+                row.existing_id,
+                row.distance,
+                row.reason,
+                row.status,
+                row.resolution,
+                json.dumps(row.detail),
+                row.created_at,
+                row.resolved_at,
             ),
-        )  # fmt: skip
+        )
 
     def update_conflict(self, conflict_id: str, **fields: Any) -> None:
         self._require_tx()
@@ -776,9 +818,17 @@ class SQLiteStore:
     @staticmethod
     def _conflict(r: tuple[Any, ...]) -> ConflictRow:
         return ConflictRow(
-            id=r[0], new_id=r[1], existing_id=r[2], distance=r[3], reason=r[4], status=r[5],
-            resolution=r[6], detail=json.loads(r[7]), created_at=r[8], resolved_at=r[9],
-        )  # fmt: skip
+            id=r[0],
+            new_id=r[1],
+            existing_id=r[2],
+            distance=r[3],
+            reason=r[4],
+            status=r[5],
+            resolution=r[6],
+            detail=json.loads(r[7]),
+            created_at=r[8],
+            resolved_at=r[9],
+        )
 
     def get_conflict(self, conflict_id: str) -> ConflictRow | None:
         r = self.db.execute(
@@ -809,10 +859,16 @@ class SQLiteStore:
             "INSERT OR IGNORE INTO provenance (memory_id, session_id, path, project, start_line, "
             "end_line, excerpt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                row.memory_id, row.session_id, row.path, row.project, row.start_line,
-                row.end_line, row.excerpt, row.created_at or time.time(),
+                row.memory_id,
+                row.session_id,
+                row.path,
+                row.project,
+                row.start_line,
+                row.end_line,
+                row.excerpt,
+                row.created_at or time.time(),
             ),
-        )  # fmt: skip
+        )
 
     def provenance(self, memory_ids: Sequence[str]) -> list[ProvenanceRow]:
         out: list[ProvenanceRow] = []
@@ -849,11 +905,20 @@ class SQLiteStore:
             f"INSERT OR REPLACE INTO ledger ({self._LEDGER}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                row.path, row.session_id, row.project, row.size, row.mtime, row.offset,
-                row.lines, row.hash, row.status, row.memories, row.last_error,
+                row.path,
+                row.session_id,
+                row.project,
+                row.size,
+                row.mtime,
+                row.offset,
+                row.lines,
+                row.hash,
+                row.status,
+                row.memories,
+                row.last_error,
                 row.updated_at or time.time(),
             ),
-        )  # fmt: skip
+        )
 
     def ledger_stats(self) -> dict[str, Any]:
         r = self.db.execute(

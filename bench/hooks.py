@@ -1,0 +1,155 @@
+"""Wall time of the Claude Code hooks as whole processes, daemon down and up.
+
+    python bench/hooks.py [--runs 40]
+
+Each run starts the installed ``memloom`` console script exactly as Claude
+Code does (``memloom hook notify`` / ``memloom hook prompt-recall`` with the
+hook JSON on stdin), interpreter start-up included. Targets: notify p95 ≤ 150
+ms; prompt-recall p95 ≤ 300 ms with the daemon up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SCRIPT = Path(sys.executable).with_name("memloom")
+
+
+def pct(samples: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in samples)
+    return {
+        "p50_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 1),
+        "max_ms": round(ms[-1], 1),
+    }
+
+
+def timed(env: dict[str, str], args: list[str], stdin: str, runs: int) -> dict[str, float]:
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(
+            [str(SCRIPT), *args],
+            input=stdin,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        samples.append(time.perf_counter() - t)
+    return pct(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="memloom-hooks-bench-"))
+    home, claude = work / "home", work / "claude"
+    env = {
+        **os.environ,
+        "MEMLOOM_HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(claude),
+        "MEMLOOM_LLM": "offline",
+    }
+    results: dict[str, dict[str, float]] = {}
+    daemon = None
+    try:
+        subprocess.run(
+            [str(SCRIPT), "connect", "claude-code", "--all"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        facts = [
+            "The staging database listens on port 5433",
+            "Use pnpm, never npm, in this monorepo",
+            "Run the tests with make check before pushing",
+            "Deploys go through ArgoCD from the main branch",
+            "The frontend is built with Vite and React",
+        ]
+        for i in range(2000):
+            facts.append(f"Note {i}: component {i % 97} owns queue q{i % 13} and retries {i % 5}x")
+        import memloom
+
+        with memloom.open(str(home)) as m:
+            for s in range(0, len(facts), 500):
+                m.store({"entries": [{"text": t, "project": "/w/app"} for t in facts[s : s + 500]]})
+        session = claude / "projects" / "-w-app" / f"{uuid.uuid4()}.jsonl"
+        session.parent.mkdir(parents=True)
+        session.write_text("")
+        notify = json.dumps(
+            {
+                "session_id": session.stem,
+                "transcript_path": str(session),
+                "cwd": "/w/app",
+                "hook_event_name": "SessionEnd",
+                "reason": "other",
+            }
+        )
+        prompt = json.dumps(
+            {
+                "prompt": "which port does the staging database use?",
+                "cwd": "/w/app",
+                "hook_event_name": "UserPromptSubmit",
+            }
+        )
+
+        results["notify, daemon down"] = timed(env, ["hook", "notify"], notify, args.runs)
+        results["prompt-recall, daemon down"] = timed(
+            env, ["hook", "prompt-recall"], prompt, args.runs
+        )
+
+        daemon = subprocess.Popen(
+            [str(SCRIPT), "serve", "--port", "0"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(600):
+            try:
+                info = json.loads((home / "daemon.json").read_text())
+                httpx.get(info["url"] + "/health", timeout=1).raise_for_status()
+                break
+            except (OSError, ValueError, httpx.HTTPError):
+                time.sleep(0.1)
+        results["notify, daemon up"] = timed(env, ["hook", "notify"], notify, args.runs)
+        results["prompt-recall, daemon up"] = timed(
+            env, ["hook", "prompt-recall"], prompt, args.runs
+        )
+        t = []
+        for _ in range(args.runs):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            t.append(time.perf_counter() - start)
+        results["python -c pass (interpreter floor)"] = pct(t)
+    finally:
+        if daemon is not None:
+            daemon.terminate()
+            daemon.wait(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "hooks.json").write_text(json.dumps(results, indent=2))
+    print("| hook process | p50 ms | p95 ms | max ms |")
+    print("|---|---|---|---|")
+    for name, r in results.items():
+        print(f"| {name} | {r['p50_ms']} | {r['p95_ms']} | {r['max_ms']} |")
+
+
+if __name__ == "__main__":
+    main()

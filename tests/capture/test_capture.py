@@ -1,0 +1,280 @@
+"""The capture loop end to end: hook processes, the queue, the worker, budget and status."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.server.conftest import start_daemon, stop
+
+
+def env_for(home: Path, claude: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "MEMLOOM_HOME": str(home), "CLAUDE_CONFIG_DIR": str(claude)}
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MEMLOOM_LLM", "MEMLOOM_DAILY_CAP"):
+        env.pop(name, None)
+    env["MEMLOOM_LLM"] = "offline"
+    return {**env, **extra}
+
+
+def memloom(home: Path, claude: Path, *args: str, stdin: str = "", **extra: str):
+    return subprocess.run(
+        [sys.executable, "-m", "memloom._entry", *args],
+        env=env_for(home, claude, **extra),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def transcript(claude: Path, project: str, lines: list[str]) -> Path:
+    path = (
+        claude / "projects" / ("-" + project.strip("/").replace("/", "-")) / f"{uuid.uuid4()}.jsonl"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for text in lines:
+            fh.write(
+                json.dumps(
+                    {
+                        "type": "user",
+                        "uuid": str(uuid.uuid4()),
+                        "sessionId": path.stem,
+                        "cwd": project,
+                        "timestamp": "2026-11-29T09:00:00.000Z",
+                        "message": {"role": "user", "content": text},
+                    }
+                )
+                + "\n"
+            )
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+    return path
+
+
+def session_end(path: Path, cwd: str) -> str:
+    return json.dumps(
+        {
+            "session_id": path.stem,
+            "transcript_path": str(path),
+            "cwd": cwd,
+            "hook_event_name": "SessionEnd",
+            "reason": "prompt_input_exit",
+        }
+    )
+
+
+def status(home: Path, claude: Path, **extra: str) -> dict:
+    res = memloom(home, claude, "status", "--json", **extra)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    home, claude = tmp_path / "home", tmp_path / "claude"
+    (claude / "projects").mkdir(parents=True)
+    return home, claude
+
+
+def test_notify_with_the_daemon_down_queues_then_run_once_imports(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--project", "acme")
+    path = transcript(claude, "/home/dev/acme", ["I prefer pnpm over npm in this repository."])
+    res = memloom(home, claude, "hook", "notify", stdin=session_end(path, "/home/dev/acme"))
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    doc = status(home, claude)
+    assert doc["capture"]["queued"] == 1 and doc["daemon"]["running"] is False
+    assert doc["capture"]["last_hook"]["detail"] == str(path)
+    assert doc["hooks"]["notify"] and doc["hooks"]["prompt_recall"]
+
+    run = memloom(home, claude, "capture", "run-once", "--no-sweep", "--json")
+    assert json.loads(run.stdout)["processed"] == 1
+    doc = status(home, claude)
+    assert doc["capture"]["queued"] == 0
+    assert doc["imports"]["sessions"] == 1 and doc["memories"]["active"] == 1
+    assert doc["budget"]["used"] == 1
+
+
+def test_notify_with_the_daemon_up_is_imported_by_the_worker(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    daemon = start_daemon(home, claude)
+    try:
+        path = transcript(claude, "/srv/web", ["Always run the linter before committing."])
+        res = memloom(home, claude, "hook", "notify", stdin=session_end(path, "/srv/web"))
+        assert res.returncode == 0 and res.stdout == ""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with daemon.client() as api:
+                if api.get("/v1/memory/stats").json()["active_count"] >= 1:
+                    break
+            time.sleep(0.2)
+        with daemon.client() as api:
+            found = api.post("/v1/memory/recall", json={"query": "linter before committing"}).json()
+        assert "linter" in found["memories"][0]["text"]
+        assert status(home, claude)["daemon"]["running"] is True
+    finally:
+        stop(daemon)
+
+
+def test_paths_outside_the_projects_folder_are_refused_and_logged(dirs, tmp_path):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    outside = tmp_path / "elsewhere" / f"{uuid.uuid4()}.jsonl"
+    outside.parent.mkdir()
+    outside.write_text("{}\n")
+    for payload in (
+        session_end(outside, "/x"),
+        json.dumps({"transcript_path": str(claude / "projects" / "x" / "notes.txt")}),
+        json.dumps({"transcript_path": str(claude / "projects" / ".." / "settings.jsonl")}),
+        "not json at all",
+        "",
+    ):
+        res = memloom(home, claude, "hook", "notify", stdin=payload)
+        assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    doc = status(home, claude)
+    assert doc["capture"]["queued"] == 0
+    assert doc["capture"]["last_failure"]["kind"] in ("hook_refused", "hook_notify_error")
+
+
+def test_scope_off_out_of_scope_and_in_scope(dirs):
+    home, claude = dirs
+    inside = transcript(claude, "/home/dev/acme-api", ["Remember that staging runs on port 5433."])
+    other = transcript(claude, "/home/dev/blog", ["I prefer tabs over spaces."])
+
+    # Not connected: queued sessions are skipped, nothing imported.
+    memloom(home, claude, "hook", "notify", stdin=session_end(inside, "/home/dev/acme-api"))
+    memloom(home, claude, "capture", "run-once", "--no-sweep")
+    assert status(home, claude)["imports"]["sessions"] == 0
+
+    memloom(home, claude, "connect", "claude-code", "--project", "acme")
+    memloom(home, claude, "hook", "notify", stdin=session_end(other, "/home/dev/blog"))
+    memloom(home, claude, "hook", "notify", stdin=session_end(inside, "/home/dev/acme-api"))
+    out = json.loads(memloom(home, claude, "capture", "run-once", "--no-sweep", "--json").stdout)
+    assert out["processed"] == 2
+    doc = status(home, claude)
+    assert doc["imports"]["sessions"] == 1  # only the in-scope one
+    found = json.loads(memloom(home, claude, "recall", "staging port", "--json").stdout)
+    assert "5433" in found["memories"][0]["text"]
+    assert all("tabs" not in m["text"] for m in found["memories"])
+
+
+def test_sweep_imports_in_scope_sessions_the_hooks_missed(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--project", "acme")
+    transcript(claude, "/home/dev/acme", ["Remember that the CI cache key includes the lockfile."])
+    transcript(claude, "/home/dev/other", ["Remember that nothing here matters."])
+    out = json.loads(memloom(home, claude, "capture", "run-once", "--json").stdout)
+    assert out["swept"] == 2 and out["processed"] == 2
+    assert status(home, claude)["imports"]["sessions"] == 1
+    again = json.loads(memloom(home, claude, "capture", "run-once", "--json").stdout)
+    assert (
+        again["processed"] <= 1
+    )  # the out-of-scope one may be queued again; nothing is re-imported
+    assert status(home, claude)["imports"]["sessions"] == 1
+
+
+def test_budget_reached_pauses_unattended_runs_but_not_attended_imports(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    first = transcript(claude, "/a", ["I prefer short commit messages."])
+    second = transcript(claude, "/b", ["I prefer squash merges."])
+    for path in (first, second):
+        memloom(home, claude, "hook", "notify", stdin=session_end(path, str(path.parent)))
+    out = memloom(home, claude, "capture", "run-once", "--no-sweep", MEMLOOM_DAILY_CAP="1")
+    assert "PAUSED" in out.stdout
+    doc = status(home, claude, MEMLOOM_DAILY_CAP="1")
+    assert doc["budget"] == {"used": 1, "cap": 1, "paused": True}
+    assert doc["capture"]["queued"] == 1 and doc["imports"]["sessions"] == 1
+    human = memloom(home, claude, "status", MEMLOOM_DAILY_CAP="1").stdout
+    assert "PAUSED" in human and "1/1" in human
+
+    attended = memloom(
+        home, claude, "import", "sessions", "--path", str(second), "--json", MEMLOOM_DAILY_CAP="1"
+    )
+    assert attended.returncode == 0 and json.loads(attended.stdout)["sessions"] == 1
+    assert status(home, claude, MEMLOOM_DAILY_CAP="1")["imports"]["sessions"] == 2
+
+
+def test_prompt_recall_prints_a_compact_block_and_stays_silent_on_failure(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    memloom(
+        home,
+        claude,
+        "save",
+        "The staging database listens on port 5433",
+        "--project",
+        "/home/dev/acme",
+    )
+    memloom(
+        home,
+        claude,
+        "save",
+        "Deploy keys: AKIA" + "Z7QWERTY2XCVB6NM is the staging key",
+        "--project",
+        "/home/dev/acme",
+    )
+    memloom(home, claude, "save", "x" * 900 + " staging filler", "--project", "/home/dev/acme")
+
+    def hook(payload: object) -> subprocess.CompletedProcess[str]:
+        stdin = payload if isinstance(payload, str) else json.dumps(payload)
+        return memloom(home, claude, "hook", "prompt-recall", stdin=stdin)
+
+    res = hook(
+        {
+            "prompt": "which port does the staging database use?",
+            "cwd": "/home/dev/acme",
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": "s",
+        }
+    )
+    assert res.returncode == 0 and res.stderr == ""
+    out = res.stdout
+    assert out.startswith("<memloom-context>\n") and out.endswith("</memloom-context>\n")
+    assert "verify" in out and "5433" in out
+    assert "AKIA" not in out  # credentials never flow into prompts
+    assert len(out) <= 2000
+    assert all(len(line) <= 420 for line in out.splitlines())
+
+    for payload in (
+        {"prompt": "/compact", "cwd": "/home/dev/acme"},
+        {"prompt": "!ls -la", "cwd": "/home/dev/acme"},
+        {"prompt": "   ", "cwd": "/home/dev/acme"},
+        {"cwd": "/home/dev/acme"},
+        "{broken json",
+        {"prompt": "zebra quantum xylophone", "cwd": "/home/dev/acme"},
+    ):
+        res = hook(payload)
+        assert (res.returncode, res.stdout) == (0, ""), payload
+
+    (home / "memloom.db").write_bytes(b"this is not a database")
+    res = hook({"prompt": "staging database port", "cwd": "/home/dev/acme"})
+    assert (res.returncode, res.stdout) == (0, "")
+
+
+def test_prompt_recall_goes_through_the_daemon_when_it_runs(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    memloom(home, claude, "save", "Use pnpm, never npm, in this monorepo", "--project", "/w/mono")
+    daemon = start_daemon(home, claude)
+    try:
+        # No word in common with the memory: only the daemon's embedding model can find it.
+        payload = json.dumps(
+            {
+                "prompt": "which package manager should I install dependencies with?",
+                "cwd": "/w/mono",
+            }
+        )
+        res = memloom(home, claude, "hook", "prompt-recall", stdin=payload)
+        assert res.returncode == 0 and "pnpm" in res.stdout
+    finally:
+        stop(daemon)

@@ -1,0 +1,123 @@
+"""connect / disconnect claude-code against real settings files in a temporary CLAUDE_CONFIG_DIR."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run(home: Path, claude: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMLOOM_HOME": str(home), "CLAUDE_CONFIG_DIR": str(claude)}
+    return subprocess.run(
+        [sys.executable, "-m", "memloom._entry", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    return tmp_path / "home", tmp_path / "claude"
+
+
+def settings(claude: Path) -> dict:
+    return json.loads((claude / "settings.json").read_text())
+
+
+def memloom_commands(doc: dict) -> list[str]:
+    return [
+        h["command"]
+        for groups in doc.get("hooks", {}).values()
+        for g in groups
+        for h in g.get("hooks", [])
+        if "memloom" in h.get("command", "")
+    ]
+
+
+def test_connect_refuses_without_a_scope(dirs):
+    home, claude = dirs
+    res = run(home, claude, "connect", "claude-code")
+    assert res.returncode == 1 and "nothing is captured until you choose" in res.stderr
+    assert not (claude / "settings.json").exists()
+
+
+def test_connect_on_a_missing_settings_file_then_idempotent(dirs):
+    home, claude = dirs
+    res = run(home, claude, "connect", "claude-code", "--project", "acme", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert (
+        doc["changed"]
+        and doc["backup"] is None
+        and doc["hooks"] == ["SessionEnd", "UserPromptSubmit"]
+    )
+    first = (claude / "settings.json").read_text()
+    hooks = settings(claude)["hooks"]
+    (end,) = hooks["SessionEnd"]
+    assert end["matcher"] == "" and end["hooks"][0]["command"].endswith(" hook notify")
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"].endswith(" hook prompt-recall")
+    again = json.loads(
+        run(home, claude, "connect", "claude-code", "--project", "acme", "--json").stdout
+    )
+    assert again["changed"] is False
+    assert (claude / "settings.json").read_text() == first
+    scope = json.loads((home / "capture.json").read_text())
+    assert scope["projects"] == ["acme"] and scope["all"] is False
+
+
+def test_connect_preserves_other_keys_and_hooks_and_backs_up_once(dirs):
+    home, claude = dirs
+    claude.mkdir(parents=True)
+    original = {
+        "model": "opus",
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {
+            "SessionEnd": [
+                {"matcher": "", "hooks": [{"type": "command", "command": "notify-send bye"}]}
+            ],
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
+            ],
+        },
+    }
+    (claude / "settings.json").write_text(json.dumps(original, indent=4))
+    res = run(home, claude, "connect", "claude-code", "--all", "--no-recall")
+    assert res.returncode == 0, res.stderr
+    assert "claude mcp add memloom -- memloom mcp" in res.stdout
+    doc = settings(claude)
+    assert doc["model"] == "opus" and doc["permissions"] == original["permissions"]
+    assert doc["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]
+    assert doc["hooks"]["SessionEnd"][0] == original["hooks"]["SessionEnd"][0]
+    assert len(doc["hooks"]["SessionEnd"]) == 2 and "UserPromptSubmit" not in doc["hooks"]
+    backup = claude / "settings.json.memloom-backup"
+    assert json.loads(backup.read_text()) == original
+
+    # Switching recall on changes the file; the first backup is kept as it was.
+    run(home, claude, "connect", "claude-code", "--all")
+    assert "UserPromptSubmit" in settings(claude)["hooks"]
+    assert json.loads(backup.read_text()) == original
+    assert len(memloom_commands(settings(claude))) == 2
+
+    res = run(home, claude, "disconnect", "claude-code")
+    assert res.returncode == 0
+    assert settings(claude) == original
+    assert not (home / "capture.json").exists()
+
+
+def test_malformed_settings_are_refused_untouched(dirs):
+    home, claude = dirs
+    claude.mkdir(parents=True)
+    broken = '{"hooks": {"SessionEnd": [ }'
+    (claude / "settings.json").write_text(broken)
+    res = run(home, claude, "connect", "claude-code", "--all")
+    assert res.returncode == 1 and "not valid JSON" in res.stderr
+    assert (claude / "settings.json").read_text() == broken
+    assert not (claude / "settings.json.memloom-backup").exists()
+    assert not (home / "capture.json").exists()
