@@ -804,6 +804,80 @@ class Memloom:
             versions = sorted(chains[row.root_id], key=lambda v: -v.version)
             yield self._document(row, versions, self.backend.provenance([row.id]))
 
+    def activity(self, days: int = 30) -> dict[str, Any]:
+        """Memories saved per day and type, and the import ledger: what the viewer charts."""
+        since = time.time() - days * 86400
+        with self._lock:
+            per_day: dict[str, dict[str, int]] = {}
+            for day, type_, count in self.backend.saved_per_day(since):
+                per_day.setdefault(day, {})[type_] = count
+            imports = self.backend.ledger_stats()
+            recent = self.backend.ledger_recent(10)
+            by_type = self.stats().by_type
+        return {
+            "days": days,
+            "per_day": [{"day": d, **counts} for d, counts in sorted(per_day.items())],
+            "by_type": by_type,
+            "imports": {**imports, "last_import_at": _dt(imports.get("last_import"))},
+            "recent_sessions": [
+                {
+                    "path": r.path,
+                    "session_id": r.session_id,
+                    "project": r.project,
+                    "status": r.status,
+                    "memories": r.memories,
+                    "error": r.last_error,
+                    "updated_at": _dt(r.updated_at),
+                }
+                for r in recent
+            ],
+        }
+
+    def memory_context(self, memory_id: str, around: int = 5) -> dict[str, Any]:
+        """The transcript lines each provenance row points at, with ``around`` lines either
+        side, read from the session file if it still exists (redacted as on import)."""
+        from pathlib import Path
+
+        from memloom.sessions.parse import parse_bytes
+
+        doc = self.get(memory_id)
+        out = []
+        for p in doc.provenance:
+            entry: dict[str, Any] = {
+                "path": p.path,
+                "start_line": p.start_line,
+                "end_line": p.end_line,
+                "exists": False,
+                "lines": [],
+            }
+            path = Path(p.path) if p.path else None
+            if path is not None and path.is_file() and p.start_line and p.end_line:
+                entry["exists"] = True
+                first = max(1, p.start_line - around)
+                last = p.end_line + around
+                chunk = bytearray()
+                with path.open("rb") as fh:
+                    for number, raw in enumerate(fh, start=1):
+                        if number > last:
+                            break
+                        if number >= first:
+                            chunk += raw
+                parsed = parse_bytes(bytes(chunk), first_line=first, final=True)
+                for unit in parsed.units:
+                    text, _ = self.detector.redact(unit.text)
+                    entry["lines"].append(
+                        {
+                            "start_line": unit.start_line,
+                            "end_line": unit.end_line,
+                            "role": unit.role,
+                            "text": text,
+                            "cited": unit.end_line >= p.start_line
+                            and unit.start_line <= p.end_line,
+                        }
+                    )
+            out.append(entry)
+        return {"id": doc.id, "provenance": out}
+
     def pin(self, memory_id: str, pinned: bool = True) -> MemoryDocument:
         with self._lock, self.backend.transaction():
             self._require(memory_id)
@@ -997,6 +1071,78 @@ class Memloom:
                 c.id, status="pending", resolution=None, detail={}, resolved_at=None
             )
         return self.conflict(conflict_id)
+
+    def auto_resolve(self, progress: Any = None, limit: int = 500) -> dict[str, Any]:
+        """Run the judge over pending conflicts; decisive verdicts are applied (revertable)."""
+        llm = self.llm
+        pending = self.conflicts("pending", limit=limit).conflicts
+        out = {
+            "pending": len(pending),
+            "judged": 0,
+            "resolved": 0,
+            "unsure": 0,
+            "failed": 0,
+            "llm": getattr(llm, "description", ""),
+        }
+        if getattr(llm, "offline", False):
+            out["skipped"] = len(pending)
+            out["reason"] = "no LLM configured: the offline judge is always unsure"
+            return out
+        from memloom.llm import tasks
+
+        for i, conflict in enumerate(pending, start=1):
+            new, existing = conflict.new, conflict.existing
+            payload = {
+                "new": {
+                    "text": new.text,
+                    "asserted_at": new.created_at.isoformat(),
+                    "excerpt": new.excerpt or "",
+                },
+                "existing": [
+                    {
+                        "index": 0,
+                        "text": existing.text,
+                        "asserted_at": existing.created_at.isoformat(),
+                        "excerpt": existing.excerpt or "",
+                    }
+                ],
+                "reason": conflict.reason or "",
+            }
+            try:
+                reply = llm.complete(tasks.JUDGE, tasks.JUDGE_SYSTEM, payload, tasks.JUDGE_SCHEMA)
+                verdict, _ = tasks.validate_judge(reply, 1)
+            except Exception as exc:
+                out["failed"] += 1
+                log.warning("judge failed on conflict %s: %s", conflict.id, exc)
+                verdict = None
+            else:
+                out["judged"] += 1
+            if verdict is not None and verdict.verdict in (
+                "keep_new",
+                "keep_existing",
+                "keep_both",
+            ):
+                with self._lock, self.backend.transaction():
+                    c = self.backend.get_conflict(conflict.id)
+                    n, e = self.backend.get(new.id), self.backend.get(existing.id)
+                    if c is not None and c.status == "pending" and n and e:
+                        self._apply_resolution(
+                            c, verdict.verdict, n, e, None, None, time.time(), by="judge"
+                        )
+                        out["resolved"] += 1
+            elif verdict is not None:
+                out["unsure"] += 1
+            if progress is not None:
+                progress(
+                    {
+                        "event": "judged",
+                        "done": i,
+                        "total": len(pending),
+                        "conflict_id": conflict.id,
+                        "verdict": None if verdict is None else verdict.verdict,
+                    }
+                )
+        return out
 
     # ------------------------------------------------------------ decay
 

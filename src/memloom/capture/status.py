@@ -25,6 +25,41 @@ def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
 
 
+def capture_summary(home: Any, settings_raw: dict[str, Any]) -> dict[str, Any]:
+    """Queue, budget, scope, hooks and the last events: no engine needed."""
+    scope = load_scope(home)
+    queue = CaptureQueue(home)
+    try:
+        cap = daily_cap(settings_raw)
+        used = Budget(queue, cap).used()
+        last_hook = queue.last_event("hook_notify")
+        last_fail = queue.last_event(*FAILURE_KINDS)
+        pending = queue.pending()
+    finally:
+        queue.close()
+
+    def event(e: Any) -> dict[str, Any] | None:
+        if e is None:
+            return None
+        return {"kind": e[0], "detail": e[1], "at": e[2], "at_text": _when(e[2])}
+
+    return {
+        "scope": {
+            "all": scope.all,
+            "projects": scope.projects,
+            "recall": scope.recall,
+            "enabled": scope.enabled,
+        },
+        "hooks": {**installed_hooks(), "settings": str(settings_path())},
+        "capture": {
+            "queued": pending,
+            "last_hook": event(last_hook),
+            "last_failure": event(last_fail),
+        },
+        "budget": {"used": used, "cap": cap, "paused": used >= cap},
+    }
+
+
 def gather(home_arg: Any = None) -> dict[str, Any]:
     import memloom
     from memloom.config import load_settings

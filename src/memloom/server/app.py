@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import Body, FastAPI, Path, Query
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 import memloom
@@ -269,6 +269,55 @@ def create_app(
     def revert(conflict_id: MemoryId) -> ConflictDocument:
         return engine.revert(conflict_id)
 
+    @app.get("/v1/memories/{memory_id}/context", tags=["memories"])
+    def memory_context(
+        memory_id: MemoryId, around: Annotated[int, Query(ge=0, le=50)] = 5
+    ) -> dict[str, Any]:
+        """The transcript lines a memory came from, with neighbours, if the file still exists."""
+        return engine.memory_context(memory_id, around)
+
+    @app.post(
+        "/v1/conflicts/auto",
+        tags=["conflicts"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"application/x-ndjson": {}}, "description": "Progress"}},
+    )
+    def conflicts_auto() -> Any:
+        """Run the judge over the pending queue; progress as NDJSON, the summary last."""
+        return _stream(lambda emit: {"event": "done", "summary": engine.auto_resolve(emit)})
+
+    @app.get("/v1/activity", tags=["status"])
+    def activity(days: Annotated[int, Query(ge=1, le=365)] = 30) -> dict[str, Any]:
+        """Imports, capture, budget and memories saved per day: the viewer's Activity page."""
+        from memloom.capture.status import capture_summary
+
+        doc = engine.activity(days)
+        doc.update(capture_summary(engine.settings.home, engine.settings.raw))
+        doc["llm"] = getattr(engine.llm, "description", None)
+        doc["embedder"] = engine.embedder.fingerprint
+        return doc
+
+    def _stream(job: Any) -> StreamingResponse:
+        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+        def work() -> None:
+            try:
+                last = job(events.put)
+                if last is not None:
+                    events.put(last)
+            except Exception as exc:  # reported as the stream's last line
+                events.put({"event": "error", "error": str(exc)})
+            finally:
+                events.put(None)
+
+        threading.Thread(target=work, daemon=True).start()
+
+        def stream() -> Iterator[bytes]:
+            while (event := events.get()) is not None:
+                yield (json.dumps(event, default=str) + "\n").encode()
+
+        return StreamingResponse(stream(), media_type="application/x-ndjson")
+
     @app.post(
         "/v1/import/sessions",
         tags=["import"],
@@ -343,13 +392,24 @@ def create_app(
     def health() -> Health:
         return Health(version=memloom.__version__)
 
+    from fastapi.responses import FileResponse
+    from fastapi.staticfiles import StaticFiles
+
+    from memloom.viewer import STATIC
+
+    app.mount("/viewer", StaticFiles(directory=STATIC), name="viewer")
+
     @app.get("/", include_in_schema=False)
-    def root() -> JSONResponse:
-        return JSONResponse({"name": "memloom", "docs": "/docs", "openapi": "/openapi.json"})
+    def root() -> FileResponse:
+        """The viewer (a static page; all its data comes from this API)."""
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     wrapped: Any = JsonBodies(app)
     if token:
-        wrapped = BearerAuth(wrapped, token)
+        # The viewer's files hold no data; the page asks for the token and sends it itself.
+        wrapped = BearerAuth(
+            wrapped, token, open_paths=("/health", "/"), open_prefixes=("/viewer/",)
+        )
     wrapped = BodyLimit(wrapped, max_body)
     wrapped.fastapi = app  # type: ignore[attr-defined]
     return wrapped

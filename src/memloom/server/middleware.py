@@ -71,13 +71,25 @@ class BodyLimit:
 class BearerAuth:
     """Every route but the open ones needs ``Authorization: Bearer <token>``."""
 
-    def __init__(self, app: Any, token: str, open_paths: tuple[str, ...] = ("/health",)) -> None:
+    def __init__(
+        self,
+        app: Any,
+        token: str,
+        open_paths: tuple[str, ...] = ("/health",),
+        open_prefixes: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.token = token.encode()
         self.open_paths = open_paths
+        self.open_prefixes = open_prefixes
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("path") in self.open_paths:
+        path = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or path in self.open_paths
+            or (self.open_prefixes and path.startswith(self.open_prefixes))
+        ):
             await self.app(scope, receive, send)
             return
         supplied = b""

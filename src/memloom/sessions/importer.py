@@ -177,6 +177,10 @@ class Importer:
                 project=opt.project,
                 quiet_seconds=opt.quiet_seconds,
             )
+        from dataclasses import replace
+
+        # Absolute paths: the ledger and provenance must not depend on the current directory.
+        found.files = [replace(f, path=f.path.resolve()) for f in found.files]
         for reason, count in found.skipped.items():
             self.report.skipped[reason] = self.report.skipped.get(reason, 0) + count
         rows = self.engine.backend.ledger_get_many([str(f.path) for f in found.files])

@@ -950,3 +950,18 @@ class SQLiteStore:
             "INSERT OR IGNORE INTO transcript_records (uuid, path) VALUES (?, ?)",
             [(u, path) for u in uuids],
         )
+
+    def ledger_recent(self, limit: int = 10) -> list[LedgerRow]:
+        rows = self.db.execute(
+            f"SELECT {self._LEDGER} FROM ledger ORDER BY updated_at DESC LIMIT ?", (limit,)
+        )
+        return [LedgerRow(*r) for r in rows]
+
+    def saved_per_day(self, since: float) -> list[tuple[str, str, int]]:
+        """(local day, type, count) of memories created since ``since``."""
+        rows = self.db.execute(
+            "SELECT date(created_at, 'unixepoch', 'localtime') AS day, type, COUNT(*) "
+            "FROM memories WHERE created_at >= ? GROUP BY day, type ORDER BY day",
+            (since,),
+        )
+        return [(r[0], r[1], int(r[2])) for r in rows]
