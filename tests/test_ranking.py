@@ -59,6 +59,6 @@ def test_keyword_coverage_weights_rare_terms():
 def test_common_terms_are_left_out_of_the_keyword_search_in_large_stores():
     df = {"memori": 9000, "number": 8000, "econnrefus": 3}
     terms = ["memory", "number", "econnrefused"]
-    assert ranking.selective_terms(terms, df, 10_000) == ["econnrefused"]
+    assert ranking.selective_terms(terms, df, 10_000) == ["econnrefused"]  # 90% and 80%: common
     assert ranking.selective_terms(["memory", "number"], df, 10_000, keep=1) == ["number"]
     assert ranking.selective_terms(terms, df, 500) == terms  # small stores search everything

@@ -391,9 +391,11 @@ class Memloom:
             )
             # Candidates beyond max_results only matter when something reorders them.
             pool = max(req.max_results * 5, 50) if reranked else max(req.max_results * 2, 20)
+            if req.mode == "hybrid" and req.query_embedding is None:
+                pool = max(pool, req.max_results * 5, 50)  # fusion re-orders both arms
             cosine: dict[str, float] = {}
-            keyword: dict[str, float] = {}
             scorer: ranking.KeywordScorer | None = None
+            bm25: dict[str, float] = {}
             if req.query_embedding is not None:
                 qvec = _normalize(req.query_embedding)
                 dim = self.backend.dimension
@@ -404,30 +406,42 @@ class Memloom:
                 cosine.update(self.backend.vector_search(qvec, pool, flt))
             else:
                 query = req.query or ""
-                qvec = self.embed_query(query)
+                qvec = self.embed_query(query) if req.mode != "keyword" else None
                 if qvec is not None:
                     cosine.update(self.backend.vector_search(qvec, pool, flt))
-                terms = ranking.query_terms(query)
+                terms = ranking.query_terms(query) if req.mode != "vector" else []
                 if terms:
                     df, total = self.backend.document_frequencies([ranking.stem(t) for t in terms])
                     scorer = ranking.KeywordScorer.build(terms, df, total)
                     selective = ranking.selective_terms(terms, df, total)
-                    for mid, _ in self.backend.keyword_search(selective, pool, flt):
-                        keyword.setdefault(mid, 0.0)
-            ids = list(dict.fromkeys([*cosine, *keyword]))
+                    bm25.update(self.backend.keyword_search(selective, pool, flt))
+            ids = list(dict.fromkeys([*cosine, *bm25]))
             rows = self.backend.get_many(ids)
-            if qvec is not None and keyword:
+            if qvec is not None and bm25:
                 lacking = [r.id for r in rows if r.id not in cosine]
                 for mid, vec in self.backend.embeddings_for(lacking).items():
                     cosine[mid] = float(np.dot(vec, qvec))
+            top_bm25 = max(bm25.values(), default=0.0)
             boost = set(req.boost_tags)
             task = (req.task_context or "").lower()
             scored: list[tuple[float, float, MemoryRow]] = []
+
+            def similarity(row: MemoryRow) -> float:
+                if req.mode == "keyword":
+                    return bm25.get(row.id, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
+                if scorer is None:
+                    return cosine.get(row.id, 0.0)
+                share = bm25.get(row.id, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
+                keyword = 0.5 * share + 0.5 * scorer.coverage(row.text)
+                return ranking.fuse(cosine.get(row.id, 0.0), keyword)
+
+            sims = {row.id: similarity(row) for row in rows}
+            if scorer is not None and req.mode == "hybrid" and rows:
+                rows = self._with_conversation_context(
+                    rows, sims, similarity, cosine, flt, qvec, now
+                )
             for row in rows:
-                if scorer is not None:
-                    sim = ranking.fuse(cosine.get(row.id, 0.0), scorer.coverage(row.text))
-                else:
-                    sim = cosine.get(row.id, 0.0)
+                sim = sims[row.id]
                 rel = ranking.relevance(
                     sim,
                     ranking.recency(row.last_referenced, now),
@@ -487,6 +501,40 @@ class Memloom:
             max_sensitivity=max((m.sensitivity for m in memories), default=0),
             sensitive_chunks=sensitive,
         )
+
+    def _with_conversation_context(
+        self,
+        rows: list[MemoryRow],
+        sims: dict[str, float],
+        similarity: Any,
+        cosine: dict[str, float],
+        flt: SearchFilter,
+        qvec: np.ndarray | None,
+        now: float,
+    ) -> list[MemoryRow]:
+        """Lift memories whose neighbours in the same session also match.
+
+        Memories stored as the turns of one conversation (same ``session_id``, in
+        order) answer questions together: the reply to a matching turn is often
+        the answer. Each candidate's similarity gains CONTEXT_WEIGHT times its
+        best neighbour's; neighbours join the candidates if they pass the filter.
+        """
+        neighbours = self.backend.session_neighbours([r.id for r in rows])
+        if not neighbours:
+            return rows
+        extra_ids = {n for ns in neighbours.values() for n in ns} - sims.keys()
+        extra = self.backend.get_many(sorted(extra_ids)) if extra_ids else []
+        if extra and qvec is not None:
+            for mid, vec in self.backend.embeddings_for([r.id for r in extra]).items():
+                cosine[mid] = float(np.dot(vec, qvec))
+        for row in extra:
+            sims[row.id] = similarity(row)
+        base = dict(sims)
+        for mid, ns in neighbours.items():
+            best = max((base.get(n, 0.0) for n in ns), default=0.0)
+            sims[mid] = min(1.0, base[mid] + ranking.CONTEXT_WEIGHT * best)
+        kept = [r for r in extra if _passes(r, flt, now)]
+        return rows + kept
 
     def expire(self, request: ExpireRequest | Mapping[str, Any]) -> ExpireResponse:
         req = _as(ExpireRequest, request)
@@ -1222,3 +1270,20 @@ def open_store(settings: Settings) -> Store:
     from memloom.store.sqlite import SQLiteStore
 
     return SQLiteStore(settings.sqlite_path)
+
+
+def _passes(row: MemoryRow, flt: SearchFilter, now: float) -> bool:
+    """The recall filter, applied in Python to a row fetched outside the search."""
+    if row.status not in flt.statuses:
+        return False
+    if flt.project_mode == "exact" and row.project != flt.project:
+        return False
+    if flt.project_mode == "scoped" and row.project not in (flt.project, None):
+        return False
+    if flt.types is not None and row.type not in flt.types:
+        return False
+    if flt.tags is not None and not flt.tags.intersection(row.tags):
+        return False
+    if flt.max_sensitivity is not None and row.sensitivity > flt.max_sensitivity:
+        return False
+    return not (flt.alive_at is not None and row.expires_at is not None and row.expires_at <= now)

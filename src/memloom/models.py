@@ -195,6 +195,8 @@ class RecallRequest(_Request):
 
     query: str | None = None
     query_embedding: Embedding = None
+    #: hybrid (default) fuses meaning and keywords; vector or keyword use one arm only.
+    mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
     max_results: int = Field(default=10, ge=1, le=1000)
     max_tokens: int | None = Field(default=None, ge=1)
     tags: Tags = Field(default_factory=list)

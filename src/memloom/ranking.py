@@ -19,7 +19,9 @@ from typing import TypeVar
 import snowballstemmer
 
 #: How far a full keyword match lifts the vector similarity toward 1.
-KEYWORD_WEIGHT = 0.5
+KEYWORD_WEIGHT = 0.7
+#: How much a memory's best conversational neighbour adds to its similarity.
+CONTEXT_WEIGHT = 0.3
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STEMMER = snowballstemmer.stemmer("porter")  # the algorithm FTS5's porter tokenizer uses
@@ -183,7 +185,7 @@ def query_terms(query: str) -> list[str]:
 
 #: A term in more than this share of memories finds candidates the vector arm
 #: already has; searching its long posting list only costs time.
-COMMON_TERM_SHARE = 0.05
+COMMON_TERM_SHARE = 0.2
 
 
 def selective_terms(

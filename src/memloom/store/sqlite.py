@@ -965,3 +965,26 @@ class SQLiteStore:
             (since,),
         )
         return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def session_neighbours(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each memory with a session, the memories stored just before and after it
+        in that session (active ones only): its place in the conversation."""
+        out: dict[str, list[str]] = {}
+        for chunk in _chunks(list(memory_ids), 200):
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(
+                f"""
+                SELECT m.id,
+                    (SELECT p.id FROM memories p INDEXED BY memories_session
+                     WHERE p.session_id = m.session_id AND p.rowid < m.rowid
+                       AND p.status = 'active' ORDER BY p.rowid DESC LIMIT 1),
+                    (SELECT n.id FROM memories n INDEXED BY memories_session
+                     WHERE n.session_id = m.session_id AND n.rowid > m.rowid
+                       AND n.status = 'active' ORDER BY n.rowid LIMIT 1)
+                FROM memories m WHERE m.id IN ({marks}) AND m.session_id IS NOT NULL
+                """,
+                list(chunk),
+            )
+            for mid, prev, nxt in rows:
+                out[mid] = [x for x in (prev, nxt) if x is not None]
+        return out

@@ -130,4 +130,9 @@ MIGRATIONS: list[str] = [
     CREATE UNIQUE INDEX provenance_unique
         ON provenance (memory_id, path, start_line, end_line);
     """,
+    # 5: conversation order within a session (recall lifts a memory's neighbours)
+    """
+    CREATE INDEX memories_session ON memories (session_id, rowid)
+        WHERE session_id IS NOT NULL;
+    """,
 ]
