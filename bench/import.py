@@ -71,6 +71,33 @@ def layout(source: Path, dest: Path) -> tuple[int, int]:
     return files, size
 
 
+def tool_observations(root: Path) -> dict[str, int]:
+    """tool_use blocks in every transcript (sidecars too: their tools fire hooks as well).
+
+    A capture tool that calls an LLM once per tool observation (as PostToolUse
+    capture plugins do) makes one call for each of these.
+    """
+    main = sidecar = 0
+    for path in root.rglob("*.jsonl"):
+        is_main = bool(UUID_NAME.search(path.name)) and "subagents" not in path.parts
+        for line in path.read_bytes().split(b"\n"):
+            if b'"tool_use"' not in line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            content = (record.get("message") or {}).get("content")
+            if record.get("type") != "assistant" or not isinstance(content, list):
+                continue
+            count = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
+            if is_main and not record.get("isSidechain"):
+                main += count
+            else:
+                sidecar += count
+    return {"main": main, "sidechain": sidecar, "total": main + sidecar}
+
+
 def run_import(home: Path, root: Path, llm: Any, **kw: Any) -> tuple[Any, float]:
     import memloom
 
@@ -132,7 +159,11 @@ def main() -> None:
             assert again.sessions == 0 and again.skipped["up_to_date"] == first.sessions
             rechecks.append(t)
 
+        tools = tool_observations(root)
         result = {
+            "tool_observations": tools,
+            "per_observation_calls_per_mb": round(tools["total"] / mb, 1),
+            "call_ratio_vs_per_observation": round(tools["total"] / max(chunks, 1), 1),
             "corpus_files": files,
             "corpus_mb": round(mb, 3),
             "dry_run_mb_s": round(mb / statistics.median(dry), 1),

@@ -238,9 +238,13 @@ def run_chroma(data: list[dict[str, Any]], style: str) -> dict[str, Any] | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--style", choices=["plain", "caption", "rich"], default="caption",
-                        help="plain: '<speaker>: <text>'; caption: plus the shared image's "
-                             "caption; rich: plus the session date too")  # fmt: skip
+    parser.add_argument(
+        "--style",
+        choices=["plain", "caption", "rich"],
+        default="rich",
+        help="plain: '<speaker>: <text>'; caption: plus the shared image's "
+        "caption; rich: plus the session date too",
+    )
     parser.add_argument(
         "--systems",
         nargs="+",

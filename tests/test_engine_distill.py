@@ -948,3 +948,16 @@ def test_mixed_dimensions_in_one_request_are_rejected(engine):
             }
         )
     assert engine.stats().total_memories == 0
+
+
+def test_recall_with_touch_false_leaves_use_counts_alone(engine):
+    mid = engine.store({"entries": [{"text": "browse me", "embedding": [1.0, 0.0]}]}).ids[0]
+    before = engine.get(mid)
+    engine.recall({"query_embedding": [1.0, 0.0], "touch": False})
+    after = engine.get(mid)
+    assert (after.access_count, after.last_referenced) == (
+        before.access_count,
+        before.last_referenced,
+    )
+    engine.recall({"query_embedding": [1.0, 0.0]})
+    assert engine.get(mid).access_count == before.access_count + 1

@@ -456,7 +456,7 @@ class Memloom:
             chosen, tokens = ranking.within_budget(
                 scored, lambda item: item[2].text, req.max_results, req.max_tokens
             )
-            if chosen:
+            if chosen and req.touch:
                 with self.backend.transaction():
                     self.backend.touch([item[2].id for item in chosen], now)
         provenance: dict[str, list[ProvenanceInfo]] = {}

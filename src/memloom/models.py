@@ -208,6 +208,8 @@ class RecallRequest(_Request):
     project: str | None = None
     types: list[MemoryType] = Field(default_factory=list)
     max_sensitivity: SensitivityLevel | None = None
+    #: Count this recall as use (last_referenced, access_count). Browsing tools pass false.
+    touch: bool = True
 
     @model_validator(mode="after")
     def _needs_query(self) -> RecallRequest:

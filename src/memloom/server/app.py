@@ -397,7 +397,15 @@ def create_app(
 
     from memloom.viewer import STATIC
 
-    app.mount("/viewer", StaticFiles(directory=STATIC), name="viewer")
+    class ViewerFiles(StaticFiles):
+        """The viewer's files, revalidated on every load so an upgrade shows at once."""
+
+        def file_response(self, *args: Any, **kwargs: Any) -> Any:
+            response = super().file_response(*args, **kwargs)
+            response.headers["Cache-Control"] = "no-cache"
+            return response
+
+    app.mount("/viewer", ViewerFiles(directory=STATIC), name="viewer")
 
     @app.get("/", include_in_schema=False)
     def root() -> FileResponse:

@@ -339,6 +339,7 @@ export async function memoriesPage(main, ctx) {
       query: state.q,
       max_results: Math.max(state.limit, 25),
       include_expired: state.status.includes("expired"),
+      touch: false, // browsing is not use: leave "recently used" and use counts alone
     };
     if (state.type) body.types = [state.type];
     if (state.project) body.project = state.project;

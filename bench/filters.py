@@ -1,0 +1,140 @@
+"""How much do type, tags and project scope help recall over distilled memories?
+
+    python bench/filters.py [--data ../shared/bench/locomo/locomo_dev.json]
+
+LoCoMo ships, for every session, facts its authors distilled from the
+conversation, each citing the turn it came from (`observation`), and a summary
+of each session (`session_summary`). They stand in for memories distilled by
+an LLM: facts (type `fact`, tagged with the speaker they are about, scoped to
+the conversation as the project) plus session summaries as `episode`
+memories. Every non-adversarial question is a query; a fact retrieved is a hit
+when the turn it cites is one of the question's evidence turns.
+
+Conditions, each over the same store:
+  global           every conversation's memories in one pool, no filter
+  project          scoped to the question's conversation
+  project+types    ... and only `fact` memories (summaries left out)
+  project+tag      ... and, when the question names one speaker, only memories
+                   tagged with that speaker (a hard filter)
+  project+boost    the same speaker as a boost tag (+0.1) instead of a filter
+
+LoCoMo is CC BY-NC 4.0 (Maharana et al., ACL 2024): read from outside the
+repository, never copied into it; without it the script exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo import DEFAULT_DATA, RESULTS, gold_of, questions_of, summarise, turns_of
+
+KS = (1, 5, 10)
+
+
+def memories_of(conv: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    project = conv["sample_id"]
+    for by_speaker in conv.get("observation", {}).values():
+        for speaker, facts in by_speaker.items():
+            for fact, dia in facts:
+                dias = dia if isinstance(dia, list) else [dia]
+                out.append(
+                    {
+                        "text": fact,
+                        "type": "fact",
+                        "tags": [speaker],
+                        "project": project,
+                        "dias": [str(d) for d in dias],
+                    }
+                )
+    for summary in conv.get("session_summary", {}).values():
+        out.append({"text": summary, "type": "episode", "tags": [], "project": project, "dias": []})
+    return out
+
+
+def score(slots: list[list[str]], gold: list[str]) -> dict[str, float]:
+    gold_set = set(gold)
+    out = {}
+    for k in KS:
+        out[f"R@{k}"] = len({d for s in slots[:k] for d in s} & gold_set) / len(gold_set)
+    out["MRR"] = next(
+        (1.0 / r for r, s in enumerate(slots[:10], start=1) if gold_set & set(s)), 0.0
+    )
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args()
+    if not args.data.exists():
+        print(f"LoCoMo data not found at {args.data}; skipping (it is never bundled).")
+        return 0
+    import memloom
+
+    data = json.loads(args.data.read_text())
+    home = Path(tempfile.mkdtemp(prefix="memloom-filters-"))
+    rows: dict[str, list[tuple[int, dict[str, float]]]] = defaultdict(list)
+    counts = {"facts": 0, "episodes": 0}
+    try:
+        with memloom.open(home=str(home)) as m:
+            held: dict[str, list[str]] = defaultdict(list)
+            for conv in data:
+                mems = memories_of(conv)
+                counts["facts"] += sum(1 for x in mems if x["type"] == "fact")
+                counts["episodes"] += sum(1 for x in mems if x["type"] == "episode")
+                for start in range(0, len(mems), 256):
+                    part = mems[start : start + 256]
+                    res = m.store(
+                        {
+                            "entries": [
+                                {k: x[k] for k in ("text", "type", "tags", "project")} for x in part
+                            ]
+                        }
+                    )
+                    for x, mid in zip(part, res.ids, strict=True):
+                        held[mid].extend(x["dias"])
+            for conv in data:
+                project = conv["sample_id"]
+                speakers = [conv["conversation"]["speaker_a"], conv["conversation"]["speaker_b"]]
+                valid = {d for d, _ in turns_of(conv, "plain")}
+                for question, cat, gold in questions_of(conv, valid):
+                    named = [s for s in speakers if s.lower() in question.lower()]
+                    conditions: dict[str, dict[str, Any]] = {
+                        "global": {},
+                        "project": {"project": project},
+                        "project+types": {"project": project, "types": ["fact"]},
+                        "project+tag": {
+                            "project": project,
+                            **({"tags": named} if len(named) == 1 else {}),
+                        },
+                        "project+boost": {"project": project, "boost_tags": named},
+                    }
+                    for name, extra in conditions.items():
+                        res = m.recall({"query": question, "max_results": 10, **extra})
+                        rows[name].append((cat, score([held[x.id] for x in res.memories], gold)))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    _ = gold_of
+    results = {"memories": counts, "conditions": {k: summarise(v) for k, v in rows.items()}}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "filters.json").write_text(json.dumps(results, indent=2))
+    print(f"{counts['facts']} facts, {counts['episodes']} session summaries")
+    print("| condition | R@1 | R@5 | R@10 | MRR |")
+    print("|---|---|---|---|---|")
+    for name, summary in results["conditions"].items():
+        o = summary["overall"]
+        print(f"| {name} | {o['R@1']:.3f} | {o['R@5']:.3f} | {o['R@10']:.3f} | {o['MRR']:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1130 @@
+"""memloom at scale: recall latency, recall quality, write throughput, disk and memory.
+
+    python bench/scale.py --sizes 10000 100000 1000000 --queries 300 \\
+        [--skip chroma lancedb http] [--fill store|direct ...]
+
+At each size N every system gets the same precomputed 384-d vectors (``make_vectors``
+from bench/recall.py: clustered, low intrinsic dimension, like sentence embeddings)
+and the same queries, and is measured on:
+
+* recall latency p50/p95 of a top-10 query, after a cold first query (reported apart)
+  and a short warm-up, and the top-10 overlap with exact search;
+* store throughput (memories/s): memloom through ``Memloom.store`` in batches of 1,000
+  (write-time dedup and conflict detection included), or with ``--fill direct`` rows
+  written straight through the SQLite store (no dedup); at 10k also with the local
+  embedding model embedding the texts; ChromaDB ``add``; LanceDB ``add`` (+ index);
+* bytes on disk per memory after close, and peak RSS.
+
+Systems: memloom in-process, memloom over HTTP (a real ``memloom serve``), numpy brute
+force (the floor), ChromaDB embedded (cosine, defaults) and LanceDB (IVF_HNSW_SQ index
+at N >= 100k, defaults, plus its flat search). Each system's fill and query phases run
+in their own child process (``--worker SYSTEM --phase PHASE``) so peak RSS is
+attributable; the parent collects their JSON lines, prints Markdown tables, writes
+bench/results/scale.json and plots docs/scale-latency.png and docs/scale-store.png.
+
+``--sweep`` adds a standalone usearch experiment at N >= 100k: memloom's own saved
+HNSW graph searched with other ``expansion_search`` and candidate counts (oversampling),
+candidates re-scored in float32 as memloom does, to show what those settings would need
+to be for a given top-10 overlap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import resource
+import shlex
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from recall import DIM, exact_top, make_queries, make_vectors
+
+RESULTS = HERE / "results"
+DOCS = HERE.parent / "docs"
+K = 10
+WARMUP = 20
+MARK = "@@SCALE-RESULT@@ "
+STORE_BATCH = 1000  # Memloom.store entries per call
+DIRECT_TX = 10_000  # rows per transaction with --fill direct
+CHROMA_BATCH = 5000
+LANCE_BATCH = 10_000
+LANCE_INDEX_MIN = 100_000  # LanceDB gets an ANN index from this size on
+EMBED_FILL_N = 10_000  # the local-embedding store run happens at this size only
+
+LABELS = {
+    "numpy": "numpy brute force",
+    "memloom": "memloom in-process",
+    "memloom-http": "memloom over HTTP",
+    "memloom-embed": "memloom store, local embedding",
+    "chroma": "ChromaDB (embedded)",
+    "lancedb": "LanceDB IVF_HNSW_SQ",
+    "lancedb-flat": "LanceDB flat",
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def pct(samples: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in samples)
+    return {
+        "p50_ms": round(statistics.median(ms), 3),
+        "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 3),
+    }
+
+
+def peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def dir_bytes(path: Path) -> int:
+    if not path.exists():
+        return 0
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def memory_text(i: int) -> str:
+    return f"memory number {i}"
+
+
+def index_of(text: str) -> int:
+    try:
+        return int(text.rsplit(" ", 1)[1])
+    except (IndexError, ValueError):
+        return -1
+
+
+class Data:
+    """One size's inputs on disk: raw float32 vectors, queries and exact top-10 ids."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        info = json.loads((folder / "data.json").read_text())
+        self.n: int = info["n"]
+        self.queries = np.load(folder / "queries.npy")
+        self.truth = np.load(folder / "truth.npy")
+
+    @staticmethod
+    def make(folder: Path, n: int, queries: int) -> dict:
+        folder.mkdir(parents=True, exist_ok=True)
+        t = time.perf_counter()
+        x = make_vectors(n)
+        q = make_queries(x, queries)
+        gen_s = time.perf_counter() - t
+        truth = np.array([exact_top(x, v, K) for v in q], dtype=np.int64)
+        x.tofile(folder / "x.f32")
+        np.save(folder / "queries.npy", q)
+        np.save(folder / "truth.npy", truth)
+        info = {"n": n, "queries": queries, "generate_s": round(gen_s, 2)}
+        (folder / "data.json").write_text(json.dumps(info))
+        return info
+
+    def chunks(self, size: int):
+        """(start, float32 block) pairs read from disk, never the whole matrix at once."""
+        with open(self.folder / "x.f32", "rb") as fh:
+            for start in range(0, self.n, size):
+                m = min(size, self.n - start)
+                block = np.fromfile(fh, dtype=np.float32, count=m * DIM)
+                yield start, block.reshape(m, DIM)
+
+    def matrix(self) -> np.ndarray:
+        return np.fromfile(self.folder / "x.f32", dtype=np.float32).reshape(self.n, DIM)
+
+    def overlap(self, qi: int, got: list[int] | set[int]) -> float:
+        return len(set(got) & set(self.truth[qi].tolist())) / K
+
+
+def timed_queries(data: Data, run) -> dict:
+    """Cold first query, a warm-up, then every query timed; ``run(q)`` returns indices."""
+    t = time.perf_counter()
+    run(data.queries[0])
+    cold = time.perf_counter() - t
+    for q in data.queries[:WARMUP]:
+        run(q)
+    times, overlap = [], []
+    for qi, q in enumerate(data.queries):
+        t = time.perf_counter()
+        got = run(q)
+        times.append(time.perf_counter() - t)
+        overlap.append(data.overlap(qi, got))
+    return {
+        **pct(times),
+        "top10_overlap": round(float(np.mean(overlap)), 4),
+        "min_query_overlap": round(float(np.min(overlap)), 2),
+        "first_query_s": round(cold, 3),
+    }
+
+
+# --------------------------------------------------------------------------- sentences
+
+_SUBJECTS = (
+    "the build", "our CI pipeline", "the login page", "the payments service", "the nightly job",
+    "the parser", "this repository", "the staging database", "the cache layer", "the gateway",
+    "the test suite", "the deploy script", "the mobile app", "the search index", "Maria",
+    "the onboarding flow", "the billing worker", "the auth middleware", "the release branch",
+    "the metrics exporter", "the frontend bundle", "the message queue", "the cron scheduler",
+    "the legacy importer", "the feature flag service", "Dmitri", "the docs site", "the linter",
+)
+_ADVERBS = ("usually", "sometimes", "always", "rarely", "now", "still", "quietly", "often")
+_VERBS = (
+    "fails on", "depends on", "retries", "reads from", "writes to", "times out on", "skips",
+    "validates", "migrates", "caches", "logs", "rejects", "compresses", "renders", "schedules",
+    "ignores", "locks", "parses", "uploads", "downloads", "checks", "rebuilds", "pins",
+)
+_OBJECTS = (
+    "the config file", "expired tokens", "large CSV exports", "the Redis cluster",
+    "Postgres replicas", "user avatars", "the webhook payloads", "the S3 bucket",
+    "stale lock files", "the schema migrations", "nested JSON fields", "the retry budget",
+    "unicode file names", "the proxy settings", "the Docker image", "the protobuf definitions",
+    "the rate limiter", "old session cookies", "the TLS certificates", "the audit log",
+    "the translation strings", "the GraphQL schema", "the vendored wheels", "the SSH keys",
+)
+_TAILS = (
+    "when the queue is full", "after every merge to main", "unless the flag is set",
+    "on Monday mornings", "during the release freeze", "if the token has expired",
+    "since the last upgrade", "in the eu-west region", "before the tests start",
+    "whenever someone rebases", "under heavy load", "for enterprise customers only",
+    "because the timeout is too short", "so run it twice", "until the cache is warmed",
+    "and nobody has fixed it yet", "which breaks the dashboard", "on the ARM runners",
+    "with Python 3.12", "behind the corporate VPN", "in the nightly build only",
+)
+
+
+def sentences(n: int, seed: int = 7) -> list[str]:
+    """Short varied English sentences of 10-20 words (what an agent would remember)."""
+    rng = np.random.default_rng(seed)
+
+    def pick(pool: tuple[str, ...]) -> str:
+        return pool[int(rng.integers(len(pool)))]
+
+    out: list[str] = []
+    while len(out) < n:
+        words = [pick(_SUBJECTS)]
+        if rng.random() < 0.5:
+            words.append(pick(_ADVERBS))
+        words += [pick(_VERBS), pick(_OBJECTS), pick(_TAILS)]
+        text = " ".join(words)
+        while len(text.split()) < 10:
+            text += " " + pick(_TAILS)
+        if len(text.split()) > 20:
+            continue
+        out.append(text[0].upper() + text[1:] + ".")
+    return out
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def _memloom_env() -> None:
+    os.environ.setdefault("MEMLOOM_LLM", "offline")
+    os.environ.pop("MEMLOOM_ANN_THRESHOLD", None)
+
+
+def fill_memloom(data: Data, home: Path, how: str) -> dict:
+    import memloom
+
+    _memloom_env()
+    m = memloom.open(home=str(home))
+    progress: list[list[float]] = []
+    marks = {int(data.n * f / 10) for f in range(1, 11)}
+    counts = {"stored": 0, "merged": 0, "deduplicated": 0, "conflicts": 0}
+    t0 = time.perf_counter()
+    if how == "store":
+        for start, block in data.chunks(STORE_BATCH):
+            entries = [
+                {"text": memory_text(start + j), "embedding": block[j].tolist()}
+                for j in range(len(block))
+            ]
+            res = m.store({"entries": entries})
+            counts["stored"] += res.stored
+            counts["merged"] += res.merged
+            counts["deduplicated"] += res.deduplicated
+            counts["conflicts"] += len(res.conflicts)
+            done = start + len(block)
+            if any(start < mk <= done for mk in marks):
+                progress.append([done, round(time.perf_counter() - t0, 2)])
+                log(f"memloom store fill {done:,}/{data.n:,} {progress[-1][1]} s")
+    else:
+        from memloom.hashing import content_hash, new_id
+        from memloom.store.base import MemoryRow
+
+        backend = m.backend
+        for start, block in data.chunks(DIRECT_TX):
+            block = block / np.linalg.norm(block, axis=1, keepdims=True)
+            now = time.time()
+            with backend.transaction():
+                for j in range(len(block)):
+                    text = memory_text(start + j)
+                    mid = new_id()
+                    backend.insert(
+                        MemoryRow(
+                            id=mid,
+                            root_id=mid,
+                            version=1,
+                            status="active",
+                            type="fact",
+                            text=text,
+                            original_text=None,
+                            content_hash=content_hash(text),
+                            embedding=block[j],
+                            source=None,
+                            tags=[],
+                            metadata={},
+                            project=None,
+                            sensitivity=0,
+                            session_id=None,
+                            created_at=now,
+                            asserted_at=now,
+                            last_referenced=now,
+                        )
+                    )
+            counts["stored"] += len(block)
+            done = start + len(block)
+            if any(start < mk <= done for mk in marks):
+                progress.append([done, round(time.perf_counter() - t0, 2)])
+                log(f"memloom direct fill {done:,}/{data.n:,} {progress[-1][1]} s")
+    fill_s = time.perf_counter() - t0
+    total = m.stats().total_memories
+    t = time.perf_counter()
+    m.close()  # saves the HNSW graph when one was built
+    close_s = time.perf_counter() - t
+    return {
+        "fill": how,
+        "store_per_s": round(data.n / fill_s, 1),
+        "fill_s": round(fill_s, 2),
+        "close_s": round(close_s, 2),
+        "stored": total,
+        **counts,
+        "fill_progress": progress,
+    }
+
+
+def fill_memloom_embed(data: Data, home: Path) -> dict:
+    import memloom
+
+    _memloom_env()
+    texts = sentences(data.n)
+    m = memloom.open(home=str(home))
+    t = time.perf_counter()
+    m.embedder.embed(["warm the model up"])
+    load_s = time.perf_counter() - t
+    counts = {"stored": 0, "merged": 0, "deduplicated": 0, "conflicts": 0}
+    t0 = time.perf_counter()
+    for start in range(0, len(texts), STORE_BATCH):
+        res = m.store({"entries": [{"text": s} for s in texts[start : start + STORE_BATCH]]})
+        counts["stored"] += res.stored
+        counts["merged"] += res.merged
+        counts["deduplicated"] += res.deduplicated
+        counts["conflicts"] += len(res.conflicts)
+    fill_s = time.perf_counter() - t0
+    total = m.stats().total_memories
+    m.close()
+    words = [len(s.split()) for s in texts]
+    return {
+        "fill": "store (local embedding)",
+        "store_per_s": round(data.n / fill_s, 1),
+        "fill_s": round(fill_s, 2),
+        "model_load_s": round(load_s, 2),
+        "stored": total,
+        **counts,
+        "words_per_text": [min(words), max(words)],
+        "distinct_texts": len(set(texts)),
+    }
+
+
+def query_memloom(data: Data, home: Path) -> dict:
+    import memloom
+
+    _memloom_env()
+    t = time.perf_counter()
+    m = memloom.open(home=str(home))
+    open_s = time.perf_counter() - t
+
+    def run(q: np.ndarray) -> list[int]:
+        res = m.recall({"query_embedding": q.tolist(), "max_results": K})
+        return [index_of(mem.text) for mem in res.memories]
+
+    out = timed_queries(data, run)
+    t = time.perf_counter()
+    m.close()
+    return {**out, "open_s": round(open_s, 3), "close_s": round(time.perf_counter() - t, 2)}
+
+
+def _vm_hwm_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def query_http(data: Data, home: Path) -> dict:
+    import httpx
+
+    env = {**os.environ, "MEMLOOM_HOME": str(home), "MEMLOOM_LLM": "offline"}
+    env.pop("MEMLOOM_ANN_THRESHOLD", None)
+    (home / "daemon.json").unlink(missing_ok=True)
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memloom.cli", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = None
+    try:
+        deadline = time.monotonic() + 3600
+        while url is None and time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"memloom serve exited with {proc.returncode}")
+            record = home / "daemon.json"
+            if record.exists():
+                try:
+                    candidate = json.loads(record.read_text())["url"]
+                    httpx.get(candidate + "/health", timeout=5).raise_for_status()
+                    url = candidate
+                    break
+                except (ValueError, KeyError, httpx.HTTPError):
+                    pass
+            time.sleep(0.1)
+        if url is None:
+            raise RuntimeError("memloom serve did not start")
+        start_s = time.perf_counter() - t
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        with httpx.Client(base_url=url, timeout=3600, limits=limits) as client:
+
+            def run(q: np.ndarray) -> list[int]:
+                res = client.post(
+                    "/v1/memory/recall", json={"query_embedding": q.tolist(), "max_results": K}
+                )
+                res.raise_for_status()
+                return [index_of(mem["text"]) for mem in res.json()["memories"]]
+
+            out = timed_queries(data, run)
+        server_rss = _vm_hwm_mb(proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return {**out, "server_start_s": round(start_s, 2), "server_peak_rss_mb": server_rss}
+
+
+def query_numpy(data: Data) -> dict:
+    t = time.perf_counter()
+    x = data.matrix()
+    load_s = time.perf_counter() - t
+    out = timed_queries(data, lambda q: exact_top(x, q, K))
+    return {**out, "open_s": round(load_s, 3)}
+
+
+def _chroma_env() -> None:
+    os.environ["ANONYMIZED_TELEMETRY"] = "False"
+
+
+def fill_chroma(data: Data, home: Path) -> dict:
+    _chroma_env()
+    import chromadb
+
+    client = chromadb.PersistentClient(path=str(home))
+    col = client.create_collection("bench", metadata={"hnsw:space": "cosine"})
+    batch = min(CHROMA_BATCH, client.get_max_batch_size())
+    t0 = time.perf_counter()
+    progress = []
+    for start, block in data.chunks(batch):
+        end = start + len(block)
+        col.add(
+            ids=[str(i) for i in range(start, end)],
+            embeddings=block,
+            documents=[memory_text(i) for i in range(start, end)],
+        )
+        if end % max(data.n // 10, batch) < batch or end == data.n:
+            progress.append([end, round(time.perf_counter() - t0, 2)])
+            log(f"chroma fill {end:,}/{data.n:,} {progress[-1][1]} s")
+    fill_s = time.perf_counter() - t0
+    stored = col.count()
+    return {
+        "fill": f"add, batches of {batch}",
+        "store_per_s": round(data.n / fill_s, 1),
+        "fill_s": round(fill_s, 2),
+        "stored": stored,
+        "fill_progress": progress,
+    }
+
+
+def query_chroma(data: Data, home: Path) -> dict:
+    _chroma_env()
+    import chromadb
+
+    t = time.perf_counter()
+    client = chromadb.PersistentClient(path=str(home))
+    col = client.get_collection("bench")
+    open_s = time.perf_counter() - t
+
+    def run(q: np.ndarray) -> list[int]:
+        res = col.query(query_embeddings=[q], n_results=K)
+        return [int(i) for i in res["ids"][0]]
+
+    return {**timed_queries(data, run), "open_s": round(open_s, 3)}
+
+
+def _lance_table(start: int, block: np.ndarray):
+    import pyarrow as pa
+
+    end = start + len(block)
+    return pa.table(
+        {
+            "id": pa.array(np.arange(start, end), pa.int64()),
+            "text": [memory_text(i) for i in range(start, end)],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(block.ravel()), DIM),
+        }
+    )
+
+
+def fill_lancedb(data: Data, home: Path) -> dict:
+    import lancedb
+
+    db = lancedb.connect(str(home))
+    table = None
+    t0 = time.perf_counter()
+    for start, block in data.chunks(LANCE_BATCH):
+        chunk = _lance_table(start, block)
+        if table is None:
+            table = db.create_table("bench", data=chunk)
+        else:
+            table.add(chunk)
+    add_s = time.perf_counter() - t0
+    assert table is not None
+    out: dict[str, Any] = {
+        "add_per_s": round(data.n / add_s, 1),
+        "add_s": round(add_s, 2),
+        "stored": table.count_rows(),
+    }
+    if data.n >= LANCE_INDEX_MIN:
+        from lancedb.index import IvfHnswSq
+
+        log(f"lancedb: building IVF_HNSW_SQ over {data.n:,} rows")
+        t = time.perf_counter()
+        table.create_index(vector_column_name="vector", config=IvfHnswSq(distance_type="cosine"))
+        index_s = time.perf_counter() - t
+        info = table.list_indices()[0]
+        out.update(
+            index_build_s=round(index_s, 2),
+            index="IVF_HNSW_SQ (cosine, defaults)",
+            index_details=getattr(info, "index_details", None),
+        )
+        out["fill"] = f"add, batches of {LANCE_BATCH:,} + IVF_HNSW_SQ build"
+        out["store_per_s"] = round(data.n / (add_s + index_s), 1)
+    else:
+        out["fill"] = f"add, batches of {LANCE_BATCH:,} (no index below {LANCE_INDEX_MIN:,})"
+        out["store_per_s"] = out["add_per_s"]
+    out["fill_s"] = round(time.perf_counter() - t0, 2)
+    return out
+
+
+def query_lancedb(data: Data, home: Path, flat: bool) -> dict:
+    import lancedb
+
+    t = time.perf_counter()
+    db = lancedb.connect(str(home))
+    table = db.open_table("bench")
+    open_s = time.perf_counter() - t
+    indexed = bool(table.list_indices())
+
+    def run(q: np.ndarray) -> list[int]:
+        query = table.search(q, vector_column_name="vector").distance_type("cosine").limit(K)
+        if flat:
+            query = query.bypass_vector_index()
+        res = query.select(["id", "text"]).to_arrow()
+        return res["id"].to_pylist()
+
+    out = timed_queries(data, run)
+    return {**out, "open_s": round(open_s, 3), "search": "flat" if flat or not indexed else "ANN"}
+
+
+def usearch_sweep(data: Data, home: Path) -> dict:
+    """memloom's saved graph searched with other expansion_search / candidate counts."""
+    from usearch.index import Index
+
+    graph = home / "memloom.db.hnsw"
+    if not graph.exists():
+        return {"error": f"{graph} not found (memloom built no graph at this size)"}
+    ann = Index.restore(str(graph))
+    assert ann is not None
+    db = sqlite3.connect(str(home / "memloom.db"))
+    rows = db.execute("SELECT rowid, text FROM memories").fetchall()
+    db.close()
+    max_rowid = max(r[0] for r in rows)
+    row_to_i = np.full(max_rowid + 1, -1, dtype=np.int64)
+    for rowid, text in rows:
+        row_to_i[rowid] = index_of(text)
+    x = data.matrix()
+    configs = []
+    pool = max(K * 2, 20)  # Memloom.recall asks the store for this many
+    for expansion in (128, 192, 256, 384, 512):
+        ann.expansion_search = expansion
+        for want in (40, 80, 160, 320):
+            times, overlap = [], []
+            for qi, q in enumerate(data.queries):
+                t = time.perf_counter()
+                found = ann.search(q, want)
+                idx = row_to_i[np.asarray(found.keys, dtype=np.int64)]
+                sims = x[idx] @ q
+                top = idx[np.argsort(-sims, kind="stable")[:pool]][:K]
+                times.append(time.perf_counter() - t)
+                overlap.append(data.overlap(qi, top.tolist()))
+            row = {
+                "expansion_search": expansion,
+                "candidates": want,
+                "top10_overlap": round(float(np.mean(overlap)), 4),
+                **pct(times),
+            }
+            configs.append(row)
+            log(f"sweep n={data.n:,} {row}")
+    return {
+        "graph": {
+            "dtype": str(ann.dtype),
+            "connectivity": ann.connectivity,
+            "expansion_add": ann.expansion_add,
+            "size": len(ann),
+        },
+        "memloom_now": {"expansion_search": 128, "candidates": max(pool * 4, 40)},
+        "configs": configs,
+    }
+
+
+def worker(args: argparse.Namespace) -> None:
+    data = Data(Path(args.data))
+    home = Path(args.home) if args.home else None
+    system, phase = args.worker, args.phase
+    t = time.perf_counter()
+    if phase == "fill":
+        assert home is not None
+        home.mkdir(parents=True, exist_ok=True)
+        if system == "memloom":
+            out = fill_memloom(data, home, args.fill[0])
+        elif system == "memloom-embed":
+            out = fill_memloom_embed(data, home)
+        elif system == "chroma":
+            out = fill_chroma(data, home)
+        elif system == "lancedb":
+            out = fill_lancedb(data, home)
+        else:
+            raise SystemExit(f"no fill phase for {system}")
+    elif system == "numpy":
+        out = query_numpy(data)
+    elif system == "memloom":
+        out = query_memloom(data, home)
+    elif system == "memloom-http":
+        out = query_http(data, home)
+    elif system == "chroma":
+        out = query_chroma(data, home)
+    elif system in ("lancedb", "lancedb-flat"):
+        out = query_lancedb(data, home, flat=system == "lancedb-flat")
+    elif system == "usearch-sweep":
+        out = usearch_sweep(data, home)
+    else:
+        raise SystemExit(f"unknown worker {system}")
+    out["phase_s"] = round(time.perf_counter() - t, 2)
+    out["peak_rss_mb"] = peak_rss_mb()
+    print(MARK + json.dumps(out), flush=True)
+
+
+# --------------------------------------------------------------------------- parent
+
+
+def run_child(
+    system: str, phase: str, data: Path, home: Path | None, logs: Path, timeout: float, **extra
+) -> dict:
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        system,
+        "--phase",
+        phase,
+        "--data",
+        str(data),
+    ]
+    if home is not None:
+        cmd += ["--home", str(home)]
+    if extra.get("fill"):
+        cmd += ["--fill", extra["fill"]]
+    logfile = logs / f"{data.name}-{system}-{phase}.log"
+    log(f"{data.name}: {system} {phase} ...")
+    t = time.perf_counter()
+    try:
+        with open(logfile, "w") as err:
+            proc = subprocess.run(
+                cmd, stdout=subprocess.PIPE, stderr=err, text=True, timeout=timeout, check=False
+            )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(MARK):
+            out = json.loads(line[len(MARK) :])
+            log(f"{data.name}: {system} {phase} done in {time.perf_counter() - t:.1f} s")
+            return out
+    tail = logfile.read_text()[-1500:]
+    log(f"{data.name}: {system} {phase} FAILED (exit {proc.returncode})\n{tail}")
+    return {"error": f"exit {proc.returncode}: {tail.strip().splitlines()[-1] if tail else ''}"}
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in (
+        "memloom", "numpy", "usearch", "chromadb", "lancedb", "pylance", "pyarrow",
+        "onnxruntime", "httpx", "uvicorn", "matplotlib",
+    ):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or "cpu"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_gb = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        line = Path("/proc/meminfo").read_text().splitlines()[0]
+        mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": mem_gb,
+    }
+
+
+def size_row(n: int, home: Path, stored: int | None) -> dict:
+    total = dir_bytes(home)
+    count = stored or n
+    out = {"disk_bytes": total, "bytes_per_memory": round(total / max(count, 1))}
+    db = home / "memloom.db"
+    if db.exists():
+        out["db_bytes_per_memory"] = round(db.stat().st_size / max(count, 1))
+        graph = home / "memloom.db.hnsw"
+        out["hnsw_bytes_per_memory"] = (
+            round(graph.stat().st_size / max(count, 1)) if graph.exists() else 0
+        )
+    return out
+
+
+def measure_size(n: int, rows: dict[str, dict], system: str, home: Path) -> None:
+    row = rows.get(system)
+    if row is None or "error" in row:
+        return
+    row.update(size_row(n, home, row.get("stored")))
+
+
+def run_size(
+    n: int, fill: str, args: argparse.Namespace, work: Path, report: dict, save
+) -> dict:
+    folder = work / f"n{n}"
+    log(f"== {n:,} memories: generating vectors")
+    info = Data.make(folder, n, args.queries)
+    logs = work / "logs"
+    logs.mkdir(exist_ok=True)
+    skip = set(args.skip)
+    homes = {
+        "memloom": folder / "memloom",
+        "memloom-embed": folder / "memloom-embed",
+        "chroma": folder / "chroma",
+        "lancedb": folder / "lancedb",
+    }
+    run: dict[str, Any] = {"n": n, "memloom_fill": fill, "data": info, "rows": {}}
+    report["runs"] = [r for r in report["runs"] if r["n"] != n] + [run]
+    rows: dict[str, dict] = run["rows"]
+    timeout = args.timeout
+
+    def record(system: str, phase: str, out: dict) -> None:
+        row = rows.setdefault(system, {"system": system, "label": LABELS[system]})
+        if "error" in out:
+            row.setdefault("errors", {})[phase] = out["error"]
+            if phase == "query" or system == "memloom-embed":
+                row["error"] = out["error"]
+            return
+        peak = out.pop("peak_rss_mb")
+        phase_s = out.pop("phase_s")
+        row[f"{phase}_peak_rss_mb"] = peak
+        row[f"{phase}_phase_s"] = phase_s
+        row.update(out)
+        save()
+
+    # Fill phases.
+    record("memloom", "fill", run_child("memloom", "fill", folder, homes["memloom"], logs,
+                                        timeout, fill=fill))
+    measure_size(n, rows, "memloom", homes["memloom"])
+    if n == EMBED_FILL_N and "embed" not in skip:
+        record("memloom-embed", "fill",
+               run_child("memloom-embed", "fill", folder, homes["memloom-embed"], logs, timeout))
+        measure_size(n, rows, "memloom-embed", homes["memloom-embed"])
+        shutil.rmtree(homes["memloom-embed"], ignore_errors=True)
+    if "chroma" not in skip:
+        record("chroma", "fill", run_child("chroma", "fill", folder, homes["chroma"], logs,
+                                           timeout))
+    lance_ok = "lancedb" not in skip and _lancedb_available(run)
+    lance_ann = n >= LANCE_INDEX_MIN
+    lance_row = "lancedb" if lance_ann else "lancedb-flat"
+    if lance_ok:
+        out = run_child("lancedb", "fill", folder, homes["lancedb"], logs, timeout)
+        record(lance_row, "fill", out)
+
+    # Query phases, one system after another on the quiet machine.
+    record("numpy", "query", run_child("numpy", "query", folder, None, logs, timeout))
+    record("memloom", "query", run_child("memloom", "query", folder, homes["memloom"], logs,
+                                         timeout))
+    if "http" not in skip:
+        record("memloom-http", "query",
+               run_child("memloom-http", "query", folder, homes["memloom"], logs, timeout))
+    if "chroma" not in skip:
+        record("chroma", "query", run_child("chroma", "query", folder, homes["chroma"], logs,
+                                            timeout))
+    if lance_ok:
+        if lance_ann:
+            record("lancedb", "query",
+                   run_child("lancedb", "query", folder, homes["lancedb"], logs, timeout))
+        record("lancedb-flat", "query",
+               run_child("lancedb-flat", "query", folder, homes["lancedb"], logs, timeout))
+
+    # Sizes after every process has closed its store (memloom has saved its graph).
+    measure_size(n, rows, "memloom", homes["memloom"])
+    measure_size(n, rows, "chroma", homes["chroma"])
+    if lance_ok:
+        measure_size(n, rows, lance_row, homes["lancedb"])
+    if args.sweep and n >= 100_000:
+        run["usearch_sweep"] = run_child(
+            "usearch-sweep", "query", folder, homes["memloom"], logs, timeout
+        )
+    floor = rows.get("numpy", {}).get("p50_ms")
+    for row in rows.values():
+        if floor and row.get("p50_ms"):
+            row["vs_numpy_p50"] = round(row["p50_ms"] / floor, 2)
+    save()
+    if not args.keep:
+        shutil.rmtree(folder, ignore_errors=True)
+    return run
+
+
+def _lancedb_available(run: dict) -> bool:
+    try:
+        import lancedb  # noqa: F401
+    except Exception as exc:  # not installed, or a broken wheel
+        run["lancedb_unavailable"] = f"{type(exc).__name__}: {exc}"
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- output
+
+ORDER = ["numpy", "memloom", "memloom-http", "chroma", "lancedb", "lancedb-flat",
+         "memloom-embed"]
+
+
+def _cell(value: Any, fmt: str = "{}") -> str:
+    return "" if value is None else fmt.format(value)
+
+
+def markdown(report: dict) -> str:
+    lines = []
+    for run in sorted(report["runs"], key=lambda r: r["n"]):
+        rows = run["rows"]
+        lines.append(f"\n## {run['n']:,} memories (memloom fill: {run['memloom_fill']})\n")
+        lines.append(
+            "| system | recall p50 ms | p95 ms | top-10 overlap | first query s | "
+            "store/s | bytes/memory | peak RSS fill MB | peak RSS query MB |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for key in ORDER:
+            r = rows.get(key)
+            if r is None:
+                continue
+            label = r["label"]
+            if key == "chroma" and report["versions"].get("chromadb"):
+                label = f"ChromaDB {report['versions']['chromadb']} (embedded)"
+            if r.get("error"):
+                lines.append(f"| {label} | error: {r['error'][:80]} | | | | | | | |")
+                continue
+            query_rss = r.get("query_peak_rss_mb")
+            if key == "memloom-http" and r.get("server_peak_rss_mb"):
+                query_rss = f"{r['server_peak_rss_mb']} (server)"
+            store = r.get("store_per_s")
+            if key == "memloom" and r.get("fill") == "direct":
+                store = f"{store} (direct)"
+            lines.append(
+                f"| {label} | {_cell(r.get('p50_ms'))} | {_cell(r.get('p95_ms'))} | "
+                f"{_cell(r.get('top10_overlap'))} | {_cell(r.get('first_query_s'))} | "
+                f"{_cell(store)} | {_cell(r.get('bytes_per_memory'))} | "
+                f"{_cell(r.get('fill_peak_rss_mb'))} | {_cell(query_rss)} |"
+            )
+        sweep = run.get("usearch_sweep")
+        if sweep and sweep.get("configs"):
+            lines.append(
+                f"\nusearch sweep on memloom's graph at {run['n']:,} "
+                "(int8, float32 re-score; memloom now: expansion_search 128, 80 candidates):\n"
+            )
+            lines.append("| expansion_search | candidates | top-10 overlap | p50 ms | p95 ms |")
+            lines.append("|---|---|---|---|---|")
+            for c in sweep["configs"]:
+                lines.append(
+                    f"| {c['expansion_search']} | {c['candidates']} | {c['top10_overlap']} | "
+                    f"{c['p50_ms']} | {c['p95_ms']} |"
+                )
+    if report.get("targets"):
+        lines.append("\n## Targets\n")
+        for t in report["targets"]:
+            lines.append(f"- {t['target']}: **{'met' if t['met'] else 'NOT met'}** ({t['detail']})")
+    return "\n".join(lines)
+
+
+def targets(report: dict) -> list[dict]:
+    out = []
+    runs = {r["n"]: r["rows"] for r in report["runs"]}
+    r100 = runs.get(100_000)
+    if r100 and "memloom" in r100 and "p50_ms" in r100["memloom"]:
+        m = r100["memloom"]
+        c = r100.get("chroma", {})
+        faster = c.get("p50_ms") is not None and m["p50_ms"] <= c["p50_ms"]
+        ok = faster and m["top10_overlap"] >= 0.98
+        out.append(
+            {
+                "target": "100k: recall p50 no slower than ChromaDB, top-10 overlap >= 0.98",
+                "met": ok,
+                "detail": f"memloom p50 {m['p50_ms']} ms vs ChromaDB {c.get('p50_ms')} ms, "
+                f"overlap {m['top10_overlap']}",
+            }
+        )
+    r1m = runs.get(1_000_000)
+    if r1m and "memloom" in r1m and "p50_ms" in r1m["memloom"]:
+        m = r1m["memloom"]
+        ok = m["p50_ms"] <= 50 and m["top10_overlap"] >= 0.98
+        out.append(
+            {
+                "target": "1M: recall p50 <= 50 ms at top-10 overlap >= 0.98",
+                "met": ok,
+                "detail": f"memloom p50 {m['p50_ms']} ms, overlap {m['top10_overlap']}",
+            }
+        )
+    return out
+
+
+STYLE = {
+    "numpy": ("#777777", "s", ":"),
+    "memloom": ("#d62728", "o", "-"),
+    "memloom-http": ("#ff7f0e", "o", "--"),
+    "chroma": ("#1f77b4", "^", "-"),
+    "lancedb": ("#2ca02c", "D", "-"),
+    "lancedb-flat": ("#2ca02c", "D", ":"),
+    "memloom-embed": ("#9467bd", "*", ""),
+}
+
+
+def plot(report: dict) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = sorted(report["runs"], key=lambda r: r["n"])
+    if not runs:
+        return []
+    machine_note = f"{report['machine']['cores']} cores, {report['machine']['cpu']}"
+    sizes = [r["n"] for r in runs]
+    DOCS.mkdir(exist_ok=True)
+    written = []
+
+    def series(key: str, field: str) -> tuple[list[int], list[float]]:
+        xs, ys = [], []
+        for r in runs:
+            row = r["rows"].get(key)
+            if row and row.get(field) is not None and not row.get("error"):
+                xs.append(r["n"])
+                ys.append(row[field])
+        return xs, ys
+
+    def finish(ax, title: str, ylabel: str, path: Path) -> None:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(sizes, [f"{n // 1000:,}k" if n < 1_000_000 else f"{n / 1e6:g}M"
+                              for n in sizes])
+        ax.minorticks_off()
+        ax.set_xlabel("memories in the store (N, log scale)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=12)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=8.5, loc="best", framealpha=0.9)
+        ax.figure.text(0.99, 0.01, f"384-d vectors, {report['settings']['queries']} queries, "
+                       f"{machine_note}", ha="right", va="bottom", fontsize=7, color="#555555")
+        ax.figure.tight_layout(rect=(0, 0.03, 1, 1))
+        ax.figure.savefig(path, dpi=130)
+        plt.close(ax.figure)
+        written.append(path)
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for key in ORDER:
+        if key == "memloom-embed":
+            continue
+        xs, ys = series(key, "p50_ms")
+        if not xs:
+            continue
+        color, marker, ls = STYLE[key]
+        overlaps = [
+            r["rows"][key].get("top10_overlap") for r in runs if r["n"] in xs
+        ]
+        label = LABELS[key] + " (overlap " + "/".join(f"{o:.2f}" for o in overlaps) + ")"
+        ax.plot(xs, ys, marker=marker, linestyle=ls, color=color, label=label, linewidth=1.8)
+    ax.axhline(50, color="#999999", linewidth=0.8, linestyle="--")
+    ax.text(sizes[0], 50, " 50 ms", va="bottom", fontsize=7, color="#777777")
+    finish(ax, "Top-10 recall latency (p50) vs store size", "recall p50 latency, ms (log)",
+           DOCS / "scale-latency.png")
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for key in ("memloom", "chroma", "lancedb", "lancedb-flat", "memloom-embed"):
+        xs, ys = series(key, "store_per_s")
+        if not xs:
+            continue
+        color, marker, ls = STYLE[key]
+        label = {
+            "memloom": "memloom Memloom.store (dedup + conflicts)",
+            "chroma": "ChromaDB add",
+            "lancedb": "LanceDB add + IVF_HNSW_SQ build",
+            "lancedb-flat": "LanceDB add (no index)",
+            "memloom-embed": "memloom store with local embedding",
+        }[key]
+        if key == "memloom":
+            direct = [r["n"] for r in runs
+                      if r["rows"].get("memloom", {}).get("fill") == "direct"]
+            if direct:
+                label += "; direct insert at " + ", ".join(f"{n:,}" for n in direct)
+        ax.plot(xs, ys, marker=marker, linestyle=ls or "none", color=color, label=label,
+                linewidth=1.8, markersize=10 if key == "memloom-embed" else 6)
+        if key == "lancedb":
+            xa, ya = series(key, "add_per_s")
+            ax.plot(xa, ya, marker=marker, linestyle=":", color=color, alpha=0.6,
+                    label="LanceDB add only", linewidth=1.4)
+    finish(ax, "Write throughput vs store size", "memories stored per second (log)",
+           DOCS / "scale-store.png")
+    return written
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["chroma", "lancedb", "http", "embed"],
+        help="systems to leave out",
+    )
+    parser.add_argument(
+        "--fill", nargs="+", default=["store"], choices=["store", "direct"],
+        help="how memloom is filled: one value for every size, or one per size "
+        "(store: Memloom.store with dedup; direct: SQLite inserts, 10k rows a transaction)",
+    )
+    parser.add_argument("--sweep", action="store_true",
+                        help="also sweep usearch expansion_search/candidates at N >= 100k")
+    parser.add_argument("--workdir", help="where stores are built (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the stores afterwards")
+    parser.add_argument("--timeout", type=float, default=4 * 3600, help="per child, seconds")
+    parser.add_argument("--out", default=str(RESULTS / "scale.json"))
+    parser.add_argument("--plot-only", action="store_true",
+                        help="re-draw the plots and tables from --out")
+    # Child-process mode.
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=["fill", "query"], help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--home", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.worker:
+        worker(args)
+        return
+    out = Path(args.out)
+    if args.plot_only:
+        report = json.loads(out.read_text())
+        print(markdown(report))
+        for p in plot(report):
+            print(f"plot: {p}")
+        return
+    if len(args.fill) not in (1, len(args.sizes)):
+        parser.error("--fill takes one value, or one per size")
+    fills = args.fill * len(args.sizes) if len(args.fill) == 1 else args.fill
+
+    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="memloom-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {
+        "command": "python bench/scale.py " + shlex.join(sys.argv[1:]),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "versions": versions(),
+        "settings": {
+            "dim": DIM,
+            "k": K,
+            "queries": args.queries,
+            "warmup_queries": WARMUP,
+            "memloom_store_batch": STORE_BATCH,
+            "memloom_direct_rows_per_transaction": DIRECT_TX,
+            "chroma_batch": CHROMA_BATCH,
+            "lancedb_batch": LANCE_BATCH,
+            "lancedb_index_from": LANCE_INDEX_MIN,
+            "vectors": "bench/recall.py make_vectors (clustered, 48-d basis + noise), "
+            "queries: make_queries (a stored vector + noise 0.03)",
+        },
+        "runs": [],
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:
+        report["targets"] = targets(report)
+        out.write_text(json.dumps(report, indent=2))
+
+    log(f"work dir {work}; results {out}")
+    for n, fill in zip(args.sizes, fills, strict=True):
+        run_size(n, fill, args, work, report, save)
+    report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    save()
+    print(markdown(report))
+    for p in plot(report):
+        print(f"plot: {p}")
+    print(f"\nJSON: {out}")
+    if not args.workdir and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
