@@ -111,7 +111,7 @@ def plot_locomo(systems: dict[str, Any]) -> None:
         return
     keys = [k for k in SYSTEM_NAMES if k in systems]
     groups = [*CATS, "overall"]
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = plt.subplots(figsize=(9, 4.6))
     width = 0.8 / len(keys)
     for i, key in enumerate(keys):
         values = [systems[key][g]["R@10"] for g in groups]
@@ -125,7 +125,7 @@ def plot_locomo(systems: dict[str, Any]) -> None:
     ax.set_ylabel("Recall@10")
     ax.set_ylim(0, 1)
     ax.set_title("LoCoMo dev split: evidence turns in the top 10")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3, frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(DOCS / "locomo-recall.png", dpi=110)

@@ -53,7 +53,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from recall import DIM, exact_top, make_queries, make_vectors
+from recall import DIM, exact_top, make_queries, make_vectors  # noqa: E402
 
 RESULTS = HERE / "results"
 DOCS = HERE.parent / "docs"
@@ -90,6 +90,11 @@ def pct(samples: list[float]) -> dict[str, float]:
 
 
 def peak_rss_mb() -> float:
+    # VmHWM belongs to this process's address space; ru_maxrss would carry over the
+    # parent's peak across fork + exec on Linux.
+    hwm = _vm_hwm_mb(os.getpid())
+    if hwm is not None:
+        return hwm
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
@@ -178,35 +183,109 @@ def timed_queries(data: Data, run) -> dict:
 # --------------------------------------------------------------------------- sentences
 
 _SUBJECTS = (
-    "the build", "our CI pipeline", "the login page", "the payments service", "the nightly job",
-    "the parser", "this repository", "the staging database", "the cache layer", "the gateway",
-    "the test suite", "the deploy script", "the mobile app", "the search index", "Maria",
-    "the onboarding flow", "the billing worker", "the auth middleware", "the release branch",
-    "the metrics exporter", "the frontend bundle", "the message queue", "the cron scheduler",
-    "the legacy importer", "the feature flag service", "Dmitri", "the docs site", "the linter",
+    "the build",
+    "our CI pipeline",
+    "the login page",
+    "the payments service",
+    "the nightly job",
+    "the parser",
+    "this repository",
+    "the staging database",
+    "the cache layer",
+    "the gateway",
+    "the test suite",
+    "the deploy script",
+    "the mobile app",
+    "the search index",
+    "Maria",
+    "the onboarding flow",
+    "the billing worker",
+    "the auth middleware",
+    "the release branch",
+    "the metrics exporter",
+    "the frontend bundle",
+    "the message queue",
+    "the cron scheduler",
+    "the legacy importer",
+    "the feature flag service",
+    "Dmitri",
+    "the docs site",
+    "the linter",
 )
 _ADVERBS = ("usually", "sometimes", "always", "rarely", "now", "still", "quietly", "often")
 _VERBS = (
-    "fails on", "depends on", "retries", "reads from", "writes to", "times out on", "skips",
-    "validates", "migrates", "caches", "logs", "rejects", "compresses", "renders", "schedules",
-    "ignores", "locks", "parses", "uploads", "downloads", "checks", "rebuilds", "pins",
+    "fails on",
+    "depends on",
+    "retries",
+    "reads from",
+    "writes to",
+    "times out on",
+    "skips",
+    "validates",
+    "migrates",
+    "caches",
+    "logs",
+    "rejects",
+    "compresses",
+    "renders",
+    "schedules",
+    "ignores",
+    "locks",
+    "parses",
+    "uploads",
+    "downloads",
+    "checks",
+    "rebuilds",
+    "pins",
 )
 _OBJECTS = (
-    "the config file", "expired tokens", "large CSV exports", "the Redis cluster",
-    "Postgres replicas", "user avatars", "the webhook payloads", "the S3 bucket",
-    "stale lock files", "the schema migrations", "nested JSON fields", "the retry budget",
-    "unicode file names", "the proxy settings", "the Docker image", "the protobuf definitions",
-    "the rate limiter", "old session cookies", "the TLS certificates", "the audit log",
-    "the translation strings", "the GraphQL schema", "the vendored wheels", "the SSH keys",
+    "the config file",
+    "expired tokens",
+    "large CSV exports",
+    "the Redis cluster",
+    "Postgres replicas",
+    "user avatars",
+    "the webhook payloads",
+    "the S3 bucket",
+    "stale lock files",
+    "the schema migrations",
+    "nested JSON fields",
+    "the retry budget",
+    "unicode file names",
+    "the proxy settings",
+    "the Docker image",
+    "the protobuf definitions",
+    "the rate limiter",
+    "old session cookies",
+    "the TLS certificates",
+    "the audit log",
+    "the translation strings",
+    "the GraphQL schema",
+    "the vendored wheels",
+    "the SSH keys",
 )
 _TAILS = (
-    "when the queue is full", "after every merge to main", "unless the flag is set",
-    "on Monday mornings", "during the release freeze", "if the token has expired",
-    "since the last upgrade", "in the eu-west region", "before the tests start",
-    "whenever someone rebases", "under heavy load", "for enterprise customers only",
-    "because the timeout is too short", "so run it twice", "until the cache is warmed",
-    "and nobody has fixed it yet", "which breaks the dashboard", "on the ARM runners",
-    "with Python 3.12", "behind the corporate VPN", "in the nightly build only",
+    "when the queue is full",
+    "after every merge to main",
+    "unless the flag is set",
+    "on Monday mornings",
+    "during the release freeze",
+    "if the token has expired",
+    "since the last upgrade",
+    "in the eu-west region",
+    "before the tests start",
+    "whenever someone rebases",
+    "under heavy load",
+    "for enterprise customers only",
+    "because the timeout is too short",
+    "so run it twice",
+    "until the cache is warmed",
+    "and nobody has fixed it yet",
+    "which breaks the dashboard",
+    "on the ARM runners",
+    "with Python 3.12",
+    "behind the corporate VPN",
+    "in the nightly build only",
 )
 
 
@@ -697,8 +776,17 @@ def run_child(
 def versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in (
-        "memloom", "numpy", "usearch", "chromadb", "lancedb", "pylance", "pyarrow",
-        "onnxruntime", "httpx", "uvicorn", "matplotlib",
+        "memloom",
+        "numpy",
+        "usearch",
+        "chromadb",
+        "lancedb",
+        "pylance",
+        "pyarrow",
+        "onnxruntime",
+        "httpx",
+        "uvicorn",
+        "matplotlib",
     ):
         try:
             out[name] = metadata.version(name)
@@ -748,9 +836,7 @@ def measure_size(n: int, rows: dict[str, dict], system: str, home: Path) -> None
     row.update(size_row(n, home, row.get("stored")))
 
 
-def run_size(
-    n: int, fill: str, args: argparse.Namespace, work: Path, report: dict, save
-) -> dict:
+def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: dict, save) -> dict:
     folder = work / f"n{n}"
     log(f"== {n:,} memories: generating vectors")
     info = Data.make(folder, n, args.queries)
@@ -783,17 +869,24 @@ def run_size(
         save()
 
     # Fill phases.
-    record("memloom", "fill", run_child("memloom", "fill", folder, homes["memloom"], logs,
-                                        timeout, fill=fill))
+    record(
+        "memloom",
+        "fill",
+        run_child("memloom", "fill", folder, homes["memloom"], logs, timeout, fill=fill),
+    )
     measure_size(n, rows, "memloom", homes["memloom"])
     if n == EMBED_FILL_N and "embed" not in skip:
-        record("memloom-embed", "fill",
-               run_child("memloom-embed", "fill", folder, homes["memloom-embed"], logs, timeout))
+        record(
+            "memloom-embed",
+            "fill",
+            run_child("memloom-embed", "fill", folder, homes["memloom-embed"], logs, timeout),
+        )
         measure_size(n, rows, "memloom-embed", homes["memloom-embed"])
         shutil.rmtree(homes["memloom-embed"], ignore_errors=True)
     if "chroma" not in skip:
-        record("chroma", "fill", run_child("chroma", "fill", folder, homes["chroma"], logs,
-                                           timeout))
+        record(
+            "chroma", "fill", run_child("chroma", "fill", folder, homes["chroma"], logs, timeout)
+        )
     lance_ok = "lancedb" not in skip and _lancedb_available(run)
     lance_ann = n >= LANCE_INDEX_MIN
     lance_row = "lancedb" if lance_ann else "lancedb-flat"
@@ -803,20 +896,31 @@ def run_size(
 
     # Query phases, one system after another on the quiet machine.
     record("numpy", "query", run_child("numpy", "query", folder, None, logs, timeout))
-    record("memloom", "query", run_child("memloom", "query", folder, homes["memloom"], logs,
-                                         timeout))
+    record(
+        "memloom", "query", run_child("memloom", "query", folder, homes["memloom"], logs, timeout)
+    )
     if "http" not in skip:
-        record("memloom-http", "query",
-               run_child("memloom-http", "query", folder, homes["memloom"], logs, timeout))
+        record(
+            "memloom-http",
+            "query",
+            run_child("memloom-http", "query", folder, homes["memloom"], logs, timeout),
+        )
     if "chroma" not in skip:
-        record("chroma", "query", run_child("chroma", "query", folder, homes["chroma"], logs,
-                                            timeout))
+        record(
+            "chroma", "query", run_child("chroma", "query", folder, homes["chroma"], logs, timeout)
+        )
     if lance_ok:
         if lance_ann:
-            record("lancedb", "query",
-                   run_child("lancedb", "query", folder, homes["lancedb"], logs, timeout))
-        record("lancedb-flat", "query",
-               run_child("lancedb-flat", "query", folder, homes["lancedb"], logs, timeout))
+            record(
+                "lancedb",
+                "query",
+                run_child("lancedb", "query", folder, homes["lancedb"], logs, timeout),
+            )
+        record(
+            "lancedb-flat",
+            "query",
+            run_child("lancedb-flat", "query", folder, homes["lancedb"], logs, timeout),
+        )
 
     # Sizes after every process has closed its store (memloom has saved its graph).
     measure_size(n, rows, "memloom", homes["memloom"])
@@ -848,8 +952,7 @@ def _lancedb_available(run: dict) -> bool:
 
 # --------------------------------------------------------------------------- output
 
-ORDER = ["numpy", "memloom", "memloom-http", "chroma", "lancedb", "lancedb-flat",
-         "memloom-embed"]
+ORDER = ["numpy", "memloom", "memloom-http", "chroma", "lancedb", "lancedb-flat", "memloom-embed"]
 
 
 def _cell(value: Any, fmt: str = "{}") -> str:
@@ -976,22 +1079,30 @@ def plot(report: dict) -> list[Path]:
     def finish(ax, title: str, ylabel: str, path: Path) -> None:
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xticks(sizes, [f"{n // 1000:,}k" if n < 1_000_000 else f"{n / 1e6:g}M"
-                              for n in sizes])
+        ax.set_xticks(
+            sizes, [f"{n // 1000:,}k" if n < 1_000_000 else f"{n / 1e6:g}M" for n in sizes]
+        )
         ax.minorticks_off()
         ax.set_xlabel("memories in the store (N, log scale)")
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=12)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8.5, loc="best", framealpha=0.9)
-        ax.figure.text(0.99, 0.01, f"384-d vectors, {report['settings']['queries']} queries, "
-                       f"{machine_note}", ha="right", va="bottom", fontsize=7, color="#555555")
+        ax.figure.text(
+            0.99,
+            0.01,
+            f"384-d vectors, {report['settings']['queries']} queries, {machine_note}",
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            color="#555555",
+        )
         ax.figure.tight_layout(rect=(0, 0.03, 1, 1))
         ax.figure.savefig(path, dpi=130)
         plt.close(ax.figure)
         written.append(path)
 
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+    _, ax = plt.subplots(figsize=(7.5, 5))
     for key in ORDER:
         if key == "memloom-embed":
             continue
@@ -999,17 +1110,19 @@ def plot(report: dict) -> list[Path]:
         if not xs:
             continue
         color, marker, ls = STYLE[key]
-        overlaps = [
-            r["rows"][key].get("top10_overlap") for r in runs if r["n"] in xs
-        ]
+        overlaps = [r["rows"][key].get("top10_overlap") for r in runs if r["n"] in xs]
         label = LABELS[key] + " (overlap " + "/".join(f"{o:.2f}" for o in overlaps) + ")"
         ax.plot(xs, ys, marker=marker, linestyle=ls, color=color, label=label, linewidth=1.8)
     ax.axhline(50, color="#999999", linewidth=0.8, linestyle="--")
     ax.text(sizes[0], 50, " 50 ms", va="bottom", fontsize=7, color="#777777")
-    finish(ax, "Top-10 recall latency (p50) vs store size", "recall p50 latency, ms (log)",
-           DOCS / "scale-latency.png")
+    finish(
+        ax,
+        "Top-10 recall latency (p50) vs store size",
+        "recall p50 latency, ms (log)",
+        DOCS / "scale-latency.png",
+    )
 
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+    _, ax = plt.subplots(figsize=(7.5, 5))
     for key in ("memloom", "chroma", "lancedb", "lancedb-flat", "memloom-embed"):
         xs, ys = series(key, "store_per_s")
         if not xs:
@@ -1023,18 +1136,37 @@ def plot(report: dict) -> list[Path]:
             "memloom-embed": "memloom store with local embedding",
         }[key]
         if key == "memloom":
-            direct = [r["n"] for r in runs
-                      if r["rows"].get("memloom", {}).get("fill") == "direct"]
+            direct = [r["n"] for r in runs if r["rows"].get("memloom", {}).get("fill") == "direct"]
             if direct:
                 label += "; direct insert at " + ", ".join(f"{n:,}" for n in direct)
-        ax.plot(xs, ys, marker=marker, linestyle=ls or "none", color=color, label=label,
-                linewidth=1.8, markersize=10 if key == "memloom-embed" else 6)
+        ax.plot(
+            xs,
+            ys,
+            marker=marker,
+            linestyle=ls or "none",
+            color=color,
+            label=label,
+            linewidth=1.8,
+            markersize=10 if key == "memloom-embed" else 6,
+        )
         if key == "lancedb":
             xa, ya = series(key, "add_per_s")
-            ax.plot(xa, ya, marker=marker, linestyle=":", color=color, alpha=0.6,
-                    label="LanceDB add only", linewidth=1.4)
-    finish(ax, "Write throughput vs store size", "memories stored per second (log)",
-           DOCS / "scale-store.png")
+            ax.plot(
+                xa,
+                ya,
+                marker=marker,
+                linestyle=":",
+                color=color,
+                alpha=0.6,
+                label="LanceDB add only",
+                linewidth=1.4,
+            )
+    finish(
+        ax,
+        "Write throughput vs store size",
+        "memories stored per second (log)",
+        DOCS / "scale-store.png",
+    )
     return written
 
 
@@ -1048,22 +1180,32 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument(
-        "--skip", nargs="*", default=[], choices=["chroma", "lancedb", "http", "embed"],
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["chroma", "lancedb", "http", "embed"],
         help="systems to leave out",
     )
     parser.add_argument(
-        "--fill", nargs="+", default=["store"], choices=["store", "direct"],
+        "--fill",
+        nargs="+",
+        default=["store"],
+        choices=["store", "direct"],
         help="how memloom is filled: one value for every size, or one per size "
         "(store: Memloom.store with dedup; direct: SQLite inserts, 10k rows a transaction)",
     )
-    parser.add_argument("--sweep", action="store_true",
-                        help="also sweep usearch expansion_search/candidates at N >= 100k")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also sweep usearch expansion_search/candidates at N >= 100k",
+    )
     parser.add_argument("--workdir", help="where stores are built (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the stores afterwards")
     parser.add_argument("--timeout", type=float, default=4 * 3600, help="per child, seconds")
     parser.add_argument("--out", default=str(RESULTS / "scale.json"))
-    parser.add_argument("--plot-only", action="store_true",
-                        help="re-draw the plots and tables from --out")
+    parser.add_argument(
+        "--plot-only", action="store_true", help="re-draw the plots and tables from --out"
+    )
     # Child-process mode.
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--phase", choices=["fill", "query"], help=argparse.SUPPRESS)

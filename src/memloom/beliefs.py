@@ -177,21 +177,7 @@ class BeliefPipeline:
                 if target is not None and target.status == "active":
                     row = self._version_of(target, item, now, asserted)
                     return BeliefOutcome("versioned", row.id, calls=calls)
-            row = engine._new_row(
-                text=item.text,
-                vec=item.vec,
-                type_=item.type,
-                tags=item.tags,
-                source=item.source,
-                metadata=item.metadata,
-                project=item.project,
-                sensitivity=item.sensitivity,
-                expires_at=None,
-                session_id=item.session_id,
-                now=now,
-            )
-            row.asserted_at = asserted
-            store.insert(row)
+            row = self._insert(item, now, asserted)
             conflicts = []
             reasons = {neighbours[lab.index].row.id: lab.reason for lab in labels}
             for n in contradictory:
@@ -221,6 +207,25 @@ class BeliefPipeline:
             "now": now,
         }
 
+    def _insert(self, item: NewBelief, now: float, asserted: float) -> MemoryRow:
+        """A new belief, as stated (inside the caller's transaction)."""
+        row = self.engine._new_row(
+            text=item.text,
+            vec=item.vec,
+            type_=item.type,
+            tags=item.tags,
+            source=item.source,
+            metadata=item.metadata,
+            project=item.project,
+            sensitivity=item.sensitivity,
+            expires_at=None,
+            session_id=item.session_id,
+            now=now,
+        )
+        row.asserted_at = asserted
+        self.engine.backend.insert(row)
+        return row
+
     def _write_bands(
         self, item: NewBelief, neighbours: list[Neighbour], now: float, asserted: float
     ) -> BeliefOutcome:
@@ -231,21 +236,7 @@ class BeliefPipeline:
                 if current is not None and current.status == "active":
                     engine._merge_into(current, **self._merge_args(item, now))
                     return BeliefOutcome("merged", current.id)
-            row = engine._new_row(
-                text=item.text,
-                vec=item.vec,
-                type_=item.type,
-                tags=item.tags,
-                source=item.source,
-                metadata=item.metadata,
-                project=item.project,
-                sensitivity=item.sensitivity,
-                expires_at=None,
-                session_id=item.session_id,
-                now=now,
-            )
-            row.asserted_at = asserted
-            store.insert(row)
+            row = self._insert(item, now, asserted)
             conflicts = []
             for n in neighbours:
                 if band(n.distance) != "conflict":

@@ -52,34 +52,18 @@ def _read_stdin() -> dict[str, Any]:
 
 
 def notify(home: Path) -> None:
-    from memloom.capture.notify import NotificationRefused, validate_transcript
-    from memloom.capture.queue import CaptureQueue
+    from memloom.capture.notify import NotificationRefused, accept_notification
 
     payload = _read_stdin()
-    queue = CaptureQueue(home)
     try:
-        try:
-            path = validate_transcript(payload.get("transcript_path"))
-        except NotificationRefused as exc:
-            queue.log("hook_refused", str(exc))
-            return
-        queue.enqueue(
-            str(path),
-            session_id=payload.get("session_id"),
-            cwd=payload.get("cwd"),
-            reason=payload.get("reason"),
-        )
-        queue.log("hook_notify", str(path))
-    finally:
-        queue.close()
+        queued = accept_notification(home, payload)  # validates, queues, logs
+    except NotificationRefused:
+        return  # already recorded in the event log
     daemon = _daemon(home)
     if daemon is not None:
         try:  # wake the worker; the job is already safely queued either way
-            _post(
-                daemon["url"] + "/v1/capture/notify",
-                {**payload, "transcript_path": str(path)},
-                NOTIFY_TIMEOUT_S,
-            )
+            body = {**payload, "transcript_path": queued["transcript_path"]}
+            _post(daemon["url"] + "/v1/capture/notify", body, NOTIFY_TIMEOUT_S)
         except Exception as exc:
             _log(home, "hook_wake_failed", str(exc))
 

@@ -294,41 +294,30 @@ class Importer:
                 )
             )
 
+        def keep_progress() -> None:
+            """Record the last finished chunk's watermark; the next run resumes there."""
+            with self.engine.backend.transaction():
+                save_ledger(
+                    consumed, self._lines_at(consumed, start_line, ends), "partial", rep.error
+                )
+
         for index, chunk in enumerate(chunks):
             if self.opt.allow_call is not None and not self.opt.allow_call():
                 self._stop(rep, "daily budget of unattended calls is spent")
-                with self.engine.backend.transaction():
-                    save_ledger(
-                        consumed,
-                        self._lines_at(consumed, row, plan, start_line, ends),
-                        "partial",
-                        rep.error,
-                    )
+                keep_progress()
                 raise ProviderStopped
             try:
                 self._distill_chunk(chunk, rep, project, str(path))
             except ProviderStopped as stop:
                 self._stop(rep, str(stop))
-                with self.engine.backend.transaction():
-                    save_ledger(
-                        consumed,
-                        self._lines_at(consumed, row, plan, start_line, ends),
-                        "partial",
-                        rep.error,
-                    )
+                keep_progress()
                 raise
             except Exception as exc:
                 log.warning("chunk %d of %s failed: %s", index + 1, path, exc)
                 rep.status = "failed" if rep.chunks_done == 0 else "partial"
                 rep.error = f"chunk {index + 1}/{len(chunks)}: {exc}"
                 self.report.failed += 1
-                with self.engine.backend.transaction():
-                    save_ledger(
-                        consumed,
-                        self._lines_at(consumed, row, plan, start_line, ends),
-                        "partial",
-                        rep.error,
-                    )
+                keep_progress()
                 return rep
             rep.chunks_done += 1
             last = index == len(chunks) - 1
@@ -347,7 +336,7 @@ class Importer:
         return rep
 
     @staticmethod
-    def _lines_at(offset: int, row: Any, plan: Any, start_line: int, ends: list[int]) -> int:
+    def _lines_at(offset: int, start_line: int, ends: list[int]) -> int:
         """Line count at a watermark offset already recorded (for partial saves)."""
         count = start_line
         for end in ends:
