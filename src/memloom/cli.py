@@ -27,16 +27,20 @@ HELP = """\
 memloom — long-term memory for AI coding agents, kept on your machine.
 
 Memories are short typed statements (fact, preference, episode, procedure) in a
-SQLite file under MEMLOOM_HOME (default ~/.memloom). Recall ranks them by
-meaning, keywords, recency and tags. Everything runs offline.
+SQLite file under MEMLOOM_HOME (default ~/.memloom). They come from your Claude
+Code sessions (distilled, secrets redacted) or from you and your agents.
+Recall ranks them by meaning, keywords, recency and tags. Everything runs
+offline; an LLM (MEMLOOM_LLM) makes the distilled memories better.
 
 Examples:
 
 \b
-  memloom save "Run the tests with: make check" --type procedure --project api
+  memloom import sessions                      # distill recent Claude Code sessions
   memloom recall "how do I run the tests?" --project api
-  memloom show 3f9c2a1b
-  memloom stats --json
+  memloom save "Run the tests with: make check" --type procedure
+  memloom connect claude-code --all            # capture every session from now on
+  memloom serve                                # HTTP API, viewer, background capture
+  claude mcp add memloom -- memloom mcp        # give Claude Code the memory tools
 """
 
 app = typer.Typer(
