@@ -77,7 +77,8 @@ def test_merge_writes_a_new_version_and_revert_removes_it(m, conflict):
     history = m.history(old).versions
     assert [v.version for v in history] == [2, 1]
     assert m.get(new).status == "expired"
-    assert doc.resolution == "merge"
+    assert doc.resolution == "merge" and doc.resolved_by == "user"
+    assert doc.merged_id == history[0].id
 
     m.revert(cid)
     assert active_texts(m) == {"deploys run on Fridays", "deploys never run on Fridays"}

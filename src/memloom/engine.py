@@ -987,6 +987,8 @@ class Memloom:
             id=c.id,
             status=c.status,  # type: ignore[arg-type]
             resolution=c.resolution,
+            resolved_by=c.detail.get("by") if c.status == "resolved" else None,
+            merged_id=c.detail.get("merged_id"),
             reason=c.reason,
             distance=c.distance,
             created_at=_dt(c.created_at),  # type: ignore[arg-type]

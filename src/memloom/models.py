@@ -496,6 +496,10 @@ class ConflictDocument(BaseModel):
     id: str
     status: Literal["pending", "resolved"]
     resolution: str | None
+    #: "user" or "judge" (the LLM, during import or `conflicts auto`); None while pending.
+    resolved_by: str | None = None
+    #: The memory a ``merge`` resolution wrote.
+    merged_id: str | None = None
     reason: str | None
     distance: float | None
     created_at: datetime

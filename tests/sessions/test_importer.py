@@ -315,7 +315,7 @@ def test_judge_keep_new_resolves_at_once_and_can_be_reverted(m, model, tmp_path)
     assert report.conflicts == 1 and report.auto_resolved == 1
     assert [d.text for d in active(m)] == ["Deploys never happen on Fridays"]
     (resolved,) = m.conflicts("resolved").conflicts
-    assert resolved.resolution == "keep_new"
+    assert resolved.resolution == "keep_new" and resolved.resolved_by == "judge"
     m.revert(resolved.id)
     assert len(active(m)) == 2
 

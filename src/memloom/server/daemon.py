@@ -180,7 +180,8 @@ class Services:
                 return q.pending()
             finally:
                 q.close()
-        except Exception:
+        except Exception as exc:  # status still answers; the queue file is unreadable
+            log.debug("capture queue unreadable: %s", exc)
             return None
 
     def notify(self, payload: dict[str, Any]) -> dict[str, Any]:
