@@ -929,6 +929,23 @@ def versions() -> dict[str, str | None]:
     return out
 
 
+def source_state() -> dict[str, Any]:
+    """The memloom commit measured, and whether src/ had uncommitted edits (read-only git)."""
+    root = HERE.parent
+
+    def git(*cmd: str) -> str | None:
+        try:
+            res = subprocess.run(
+                ["git", *cmd], cwd=root, capture_output=True, text=True, timeout=30, check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return res.stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "src")
+    return {"commit": git("rev-parse", "HEAD"), "src_dirty": None if dirty is None else bool(dirty)}
+
+
 def machine() -> dict[str, Any]:
     cpu = platform.processor() or "cpu"
     with contextlib.suppress(OSError):
@@ -1409,6 +1426,7 @@ def main() -> None:
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "versions": versions(),
+        "memloom_source": source_state(),
         "settings": {
             "dim": DIM,
             "k": K,
