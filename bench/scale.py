@@ -74,7 +74,6 @@ LABELS = {
     "numpy": "numpy brute force",
     "memloom": "memloom in-process",
     "memloom-http": "memloom over HTTP",
-    "memloom-ef128": "memloom, restored graph at expansion_search 128 (what-if)",
     "memloom-embed": "memloom store, local embedding",
     "chroma": "ChromaDB (embedded)",
     "lancedb": "LanceDB IVF_HNSW_SQ",
@@ -498,6 +497,22 @@ def query_memloom(data: Data, home: Path, what_if_ef: int | None = None) -> dict
     return {**out, "open_s": round(open_s, 3), "close_s": round(time.perf_counter() - t, 2)}
 
 
+def trim_memloom(data: Data, home: Path) -> dict:
+    """Forget the held-out rows a finished run wrote after its queries (for --post-only)."""
+    import memloom
+
+    _memloom_env()
+    m = memloom.open(home=str(home))
+    ids = [
+        mid
+        for mid, text in m.backend.db.execute("SELECT id, text FROM memories").fetchall()
+        if index_of(text) >= data.n
+    ]
+    removed = m.forget({"ids": ids}).removed if ids else 0
+    m.close()
+    return {"removed": removed}
+
+
 def _profile_top(profiler: Any, limit: int = 18) -> list[str]:
     import io
     import pstats
@@ -788,7 +803,7 @@ def usearch_sweep(data: Data, home: Path) -> dict:
     configs = []
     pool = max(K * 2, 20)  # Memloom.recall asks the store for this many
     restored_ef = int(ann.expansion_search)
-    for expansion in (64, 128, 192, 256, 384, 512):
+    for expansion in (64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048):
         ann.expansion_search = expansion
         for want in (40, 80, 160, 320):
             times, overlap = [], []
@@ -796,6 +811,7 @@ def usearch_sweep(data: Data, home: Path) -> dict:
                 t = time.perf_counter()
                 found = ann.search(q, want)
                 idx = row_to_i[np.asarray(found.keys, dtype=np.int64)]
+                idx = idx[(idx >= 0) & (idx < data.n)]  # not the held-out rows written later
                 sims = x[idx] @ q
                 top = idx[np.argsort(-sims, kind="stable")[:pool]][:K]
                 times.append(time.perf_counter() - t)
@@ -850,8 +866,10 @@ def worker(args: argparse.Namespace) -> None:
         out = query_numpy(data)
     elif system == "memloom":
         out = query_memloom(data, home)
-    elif system == "memloom-ef128":
-        out = query_memloom(data, home, what_if_ef=MEMLOOM_EF)
+    elif system.startswith("memloom-ef"):
+        out = query_memloom(data, home, what_if_ef=int(system.removeprefix("memloom-ef")))
+    elif system == "memloom-trim":
+        out = trim_memloom(data, home)
     elif system == "memloom-http":
         out = query_http(data, home)
     elif system == "chroma":
@@ -1006,7 +1024,7 @@ def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: di
     timeout = args.timeout
 
     def record(system: str, phase: str, out: dict) -> None:
-        row = rows.setdefault(system, {"system": system, "label": LABELS[system]})
+        row = rows.setdefault(system, {"system": system, "label": label_of(system)})
         if "error" in out:
             row.setdefault("errors", {})[phase] = out["error"]
             if phase == "query" or system == "memloom-embed":
@@ -1043,7 +1061,8 @@ def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: di
     child("numpy", "query", None)
     child("memloom", "query", homes["memloom"])
     if n >= 20_000:  # a graph exists (DEFAULT_ANN_THRESHOLD) and was restored from disk
-        child("memloom-ef128", "query", homes["memloom"])
+        for ef in args.what_if_ef:
+            child(f"memloom-ef{ef}", "query", homes["memloom"])
     if "http" not in skip:
         child("memloom-http", "query", homes["memloom"])
     if "chroma" not in skip:
@@ -1076,6 +1095,41 @@ def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: di
     return run
 
 
+def post_only(args: argparse.Namespace, out: Path) -> None:
+    report = json.loads(out.read_text())
+    work = Path(args.workdir)
+    logs = work / "logs"
+    for run in report["runs"]:
+        folder = work / f"n{run['n']}"
+        home = folder / "memloom"
+        if run["n"] not in args.sizes or not home.exists():
+            continue
+        trimmed = run_child("memloom-trim", "query", folder, home, logs, args.timeout)
+        post: dict[str, Any] = {"trimmed_rows": trimmed.get("removed", trimmed.get("error"))}
+        for ef in args.what_if_ef:
+            os.sync()
+            key = f"memloom-ef{ef}"
+            res = run_child(key, "query", folder, home, logs, args.timeout)
+            row = {"system": key, "label": label_of(key), "post_run": True}
+            if "error" in res:
+                row["error"] = res["error"]
+            else:
+                row["query_peak_rss_mb"] = res.pop("peak_rss_mb")
+                row["query_phase_s"] = res.pop("phase_s")
+                row.update(res)
+            run["rows"][key] = row
+        if args.sweep:
+            run["usearch_sweep"] = run_child(
+                "usearch-sweep", "query", folder, home, logs, args.timeout
+            )
+        run["post_only"] = {**post, "command": "python bench/scale.py " + shlex.join(sys.argv[1:])}
+        report["targets"] = targets(report)
+        out.write_text(json.dumps(report, indent=2))
+    print(markdown(report))
+    for p in plot(report):
+        print(f"plot: {p}")
+
+
 def _lancedb_available(run: dict) -> bool:
     try:
         import lancedb  # noqa: F401
@@ -1090,13 +1144,29 @@ def _lancedb_available(run: dict) -> bool:
 ORDER = [
     "numpy",
     "memloom",
-    "memloom-ef128",
     "memloom-http",
     "chroma",
     "lancedb",
     "lancedb-flat",
     "memloom-embed",
 ]
+
+
+def label_of(key: str) -> str:
+    if key.startswith("memloom-ef"):
+        ef = key.removeprefix("memloom-ef")
+        return f"memloom, graph searched at expansion_search {ef} (what-if)"
+    return LABELS[key]
+
+
+def ordered(rows: dict) -> list[str]:
+    """Table and legend order: the floor, memloom and its what-ifs, then the others."""
+    what_if = sorted(
+        (k for k in rows if k.startswith("memloom-ef")),
+        key=lambda k: int(k.removeprefix("memloom-ef")),
+    )
+    order = ORDER[:2] + what_if + ORDER[2:]
+    return [k for k in order if k in rows]
 
 
 def _cell(value: Any, fmt: str = "{}") -> str:
@@ -1113,7 +1183,7 @@ def markdown(report: dict) -> str:
             "fill/s | store/s at N | bytes/memory | peak RSS fill MB | peak RSS query MB |"
         )
         lines.append("|---|---|---|---|---|---|---|---|---|---|")
-        for key in ORDER:
+        for key in ordered(rows):
             r = rows.get(key)
             if r is None:
                 continue
@@ -1192,7 +1262,6 @@ def targets(report: dict) -> list[dict]:
 STYLE = {
     "numpy": ("#777777", "s", ":"),
     "memloom": ("#d62728", "o", "-"),
-    "memloom-ef128": ("#d62728", "o", ":"),
     "memloom-http": ("#ff7f0e", "o", "--"),
     "chroma": ("#1f77b4", "^", "-"),
     "lancedb": ("#2ca02c", "D", "-"),
@@ -1250,15 +1319,21 @@ def plot(report: dict) -> list[Path]:
         written.append(path)
 
     _, ax = plt.subplots(figsize=(8, 5))
-    for key in ORDER:
+    keys = ordered({k: None for r in runs for k in r["rows"]})
+    what_if = [k for k in keys if k.startswith("memloom-ef")]
+    for key in keys:
         if key == "memloom-embed":
             continue
         xs, ys = series(key, "p50_ms")
         if not xs:
             continue
-        color, marker, ls = STYLE[key]
+        if key in what_if:
+            color, ls = STYLE["memloom"][0], ":"
+            marker = "ovsp"[what_if.index(key) % 4]
+        else:
+            color, marker, ls = STYLE[key]
         overlaps = [r["rows"][key].get("top10_overlap") for r in runs if r["n"] in xs]
-        label = LABELS[key] + " (overlap " + "/".join(f"{o:.2f}" for o in overlaps) + ")"
+        label = f"{label_of(key)} (top-10 overlap {' / '.join(f'{o:.3f}' for o in overlaps)})"
         ax.plot(xs, ys, marker=marker, linestyle=ls, color=color, label=label, linewidth=1.8)
     ax.axhline(50, color="#999999", linewidth=0.8, linestyle="--")
     ax.text(sizes[0], 50, " 50 ms", va="bottom", fontsize=7, color="#777777")
@@ -1398,6 +1473,21 @@ def main() -> None:
     parser.add_argument(
         "--plot-only", action="store_true", help="re-draw the plots and tables from --out"
     )
+    parser.add_argument(
+        "--what-if-ef",
+        type=int,
+        nargs="*",
+        default=[MEMLOOM_EF],
+        help="extra memloom rows with the restored graph searched at these expansion_search "
+        "values (a bench-side patch, N >= 20k)",
+    )
+    parser.add_argument(
+        "--post-only",
+        action="store_true",
+        help="on the stores kept in --workdir by a --keep run: forget the rows written after "
+        "its queries, re-run the --what-if-ef rows and (with --sweep) the usearch sweep for "
+        "--sizes, and merge them into --out",
+    )
     # Child-process mode.
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--phase", choices=["fill", "query", "extra"], help=argparse.SUPPRESS)
@@ -1414,6 +1504,11 @@ def main() -> None:
         print(markdown(report))
         for p in plot(report):
             print(f"plot: {p}")
+        return
+    if args.post_only:
+        if not args.workdir:
+            parser.error("--post-only needs the --workdir of a run made with --keep")
+        post_only(args, out)
         return
     if len(args.fill) not in (1, len(args.sizes)):
         parser.error("--fill takes one value, or one per size")

@@ -122,3 +122,20 @@ def test_vector_library_and_embedding_runtime_load_together():
     code = "import usearch.index, onnxruntime; print('ok')"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_restored_graph_searches_as_broadly_as_a_built_one(tmp_path):
+    """usearch restores a graph with its default breadth (64); recall must not drop."""
+    from memloom.store.vectors import expansion_for
+
+    index, x = filled(3000, threshold=1000)
+    index.search(x[0], 5, SearchFilter())
+    path = tmp_path / "idx.hnsw"
+    index.save_ann(path, seq=1)
+    fresh = VectorIndex(x.shape[1], ann_threshold=1000)
+    fresh.load_ann(path)
+    fresh.bulk_load(np.arange(1, len(x) + 1, dtype=np.int64), x,
+                    [RowMeta("active", None, "fact", 0, None)] * len(x))  # fmt: skip
+    fresh.search(x[1], 5, SearchFilter())
+    assert fresh._ann.expansion_search == expansion_for(len(x)) == 128
+    assert expansion_for(1_000_000) == 384
