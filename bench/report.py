@@ -269,12 +269,37 @@ def scale_section() -> str:
     doc = load("scale")
     if not doc:
         return missing("scale", "python bench/scale.py --sizes 10000 100000 1000000")
-    table = doc.get("markdown")
-    parts = [table or "```\n" + json.dumps(doc.get("summary", doc), indent=1)[:3000] + "\n```"]
+    out = []
+    for run in doc.get("runs", []):
+        rows = run.get("rows", {})
+        out.append(f"**{run['n']:,} memories** (memloom filled via `{run.get('memloom_fill')}`)\n")
+        out.append(
+            "| system | recall p50 | p95 | top-10 overlap | store/s | disk bytes/memory | peak RSS (query) |"
+        )
+        out.append("|---|---|---|---|---|---|---|")
+        for r in rows.values():
+            if not isinstance(r, dict) or (
+                r.get("p50_ms") is None and r.get("store_per_s") is None
+            ):
+                continue
+
+            def f(key: str, unit: str = "", r: dict[str, Any] = r) -> str:
+                v = r.get(key)
+                return "–" if v is None else f"{v}{unit}"
+
+            out.append(
+                f"| {r.get('label', r.get('system'))} | {f('p50_ms', ' ms')} | {f('p95_ms', ' ms')} | "
+                f"{f('top10_overlap')} | {f('store_per_s')} | {f('bytes_per_memory')} | "
+                f"{f('query_peak_rss_mb', ' MB')} |"
+            )
+        out.append("")
+    for t in doc.get("targets", []):
+        out.append(f"- {t['target']}: {'met' if t['met'] else 'not met'} ({t['detail']})")
+    out.append("")
     for png in ("scale-latency.png", "scale-store.png"):
         if (DOCS / png).exists():
-            parts.append(f"![{png}]({png})")
-    return "\n\n".join(parts) + "\n"
+            out.append(f"![{png}]({png})")
+    return "\n".join(out) + "\n"
 
 
 TEMPLATE = """# Benchmarks

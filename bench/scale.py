@@ -482,6 +482,8 @@ def query_memloom(data: Data, home: Path, what_if_ef: int | None = None) -> dict
             return seq
 
         vectors.VectorIndex.load_ann = load_ann  # type: ignore[method-assign]
+        if hasattr(vectors, "expansion_for"):  # memloom that sizes the breadth per search
+            vectors.expansion_for = lambda n: what_if_ef
     t = time.perf_counter()
     m = memloom.open(home=str(home))
     open_s = time.perf_counter() - t
@@ -508,9 +510,24 @@ def trim_memloom(data: Data, home: Path) -> dict:
         for mid, text in m.backend.db.execute("SELECT id, text FROM memories").fetchall()
         if index_of(text) >= data.n
     ]
-    removed = m.forget({"ids": ids}).removed if ids else 0
+    removed = 0
+    for start in range(0, len(ids), 100):
+        removed += m.forget({"ids": ids[start : start + 100]}).removed
     m.close()
     return {"removed": removed}
+
+
+def trim_chroma(data: Data, home: Path) -> dict:
+    """Delete the held-out rows a finished run added after its queries (for --post-only)."""
+    _chroma_env()
+    import chromadb
+
+    col = chromadb.PersistentClient(path=str(home)).get_collection("bench")
+    before = col.count()
+    ids = [str(i) for i in range(data.n, data.n + EXTRA)]
+    for start in range(0, len(ids), 1000):
+        col.delete(ids=ids[start : start + 1000])
+    return {"removed": before - col.count()}
 
 
 def _profile_top(profiler: Any, limit: int = 18) -> list[str]:
@@ -870,6 +887,8 @@ def worker(args: argparse.Namespace) -> None:
         out = query_memloom(data, home, what_if_ef=int(system.removeprefix("memloom-ef")))
     elif system == "memloom-trim":
         out = trim_memloom(data, home)
+    elif system == "chroma-trim":
+        out = trim_chroma(data, home)
     elif system == "memloom-http":
         out = query_http(data, home)
     elif system == "chroma":
@@ -1005,10 +1024,15 @@ def measure_size(n: int, rows: dict[str, dict], system: str, home: Path) -> None
     row.update(size_row(n, home, row.get("stored")))
 
 
-def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: dict, save) -> dict:
+def run_size(
+    n: int, fill: str, args: argparse.Namespace, work: Path, report: dict, save, post: bool = False
+) -> dict:
+    """Fill, query, size and write-at-N phases for one size.
+
+    ``post``: on stores kept by an earlier ``--keep`` run, skip data and fills, forget the
+    rows that run wrote after its queries, then redo the query and write-at-N phases.
+    """
     folder = work / f"n{n}"
-    log(f"== {n:,} memories: generating vectors")
-    info = Data.make(folder, n, args.queries)
     logs = work / "logs"
     logs.mkdir(exist_ok=True)
     skip = set(args.skip)
@@ -1018,10 +1042,25 @@ def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: di
         "chroma": folder / "chroma",
         "lancedb": folder / "lancedb",
     }
-    run: dict[str, Any] = {"n": n, "memloom_fill": fill, "data": info, "rows": {}}
-    report["runs"] = [r for r in report["runs"] if r["n"] != n] + [run]
-    rows: dict[str, dict] = run["rows"]
     timeout = args.timeout
+    if post:
+        run = next(r for r in report["runs"] if r["n"] == n)
+        run.setdefault("first_run_rows", json.loads(json.dumps(run["rows"])))
+        trimmed = run_child("memloom-trim", "query", folder, homes["memloom"], logs, timeout)
+        run["post_run"] = {
+            "command": report["post_command"],
+            "memloom_source": report["post_source"],
+            "memloom_trimmed_rows": trimmed.get("removed", trimmed.get("error")),
+        }
+        if "chroma" not in skip and homes["chroma"].exists():
+            trimmed = run_child("chroma-trim", "query", folder, homes["chroma"], logs, timeout)
+            run["post_run"]["chroma_trimmed_rows"] = trimmed.get("removed", trimmed.get("error"))
+    else:
+        log(f"== {n:,} memories: generating vectors")
+        info = Data.make(folder, n, args.queries)
+        run = {"n": n, "memloom_fill": fill, "data": info, "rows": {}}
+        report["runs"] = [r for r in report["runs"] if r["n"] != n] + [run]
+    rows: dict[str, dict] = run["rows"]
 
     def record(system: str, phase: str, out: dict) -> None:
         row = rows.setdefault(system, {"system": system, "label": label_of(system)})
@@ -1043,19 +1082,24 @@ def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: di
             os.sync()  # no write-back of the fills' dirty pages while latency is timed
         record(row or system, phase, run_child(system, phase, folder, home, logs, timeout, **kw))
 
-    # Fill phases.
-    child("memloom", "fill", homes["memloom"], fill=fill)
-    if n == EMBED_FILL_N and "embed" not in skip:
-        child("memloom-embed", "fill", homes["memloom-embed"])
-        measure_size(n, rows, "memloom-embed", homes["memloom-embed"])
-        shutil.rmtree(homes["memloom-embed"], ignore_errors=True)
-    if "chroma" not in skip:
-        child("chroma", "fill", homes["chroma"])
     lance_ok = "lancedb" not in skip and _lancedb_available(run)
     lance_ann = n >= LANCE_INDEX_MIN
     lance_row = "lancedb" if lance_ann else "lancedb-flat"
-    if lance_ok:
-        child("lancedb", "fill", homes["lancedb"], row=lance_row)
+    if post:
+        # What-if rows are per run: drop earlier ones, the flags of this run decide.
+        for key in [k for k in rows if k.startswith("memloom-ef")]:
+            del rows[key]
+    else:
+        # Fill phases.
+        child("memloom", "fill", homes["memloom"], fill=fill)
+        if n == EMBED_FILL_N and "embed" not in skip:
+            child("memloom-embed", "fill", homes["memloom-embed"])
+            measure_size(n, rows, "memloom-embed", homes["memloom-embed"])
+            shutil.rmtree(homes["memloom-embed"], ignore_errors=True)
+        if "chroma" not in skip:
+            child("chroma", "fill", homes["chroma"])
+        if lance_ok:
+            child("lancedb", "fill", homes["lancedb"], row=lance_row)
 
     # Query phases, one system after another on the quiet machine.
     child("numpy", "query", None)
@@ -1090,7 +1134,7 @@ def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: di
         if floor and row.get("p50_ms"):
             row["vs_numpy_p50"] = round(row["p50_ms"] / floor, 2)
     save()
-    if not args.keep:
+    if not args.keep and not post:
         shutil.rmtree(folder, ignore_errors=True)
     return run
 
@@ -1098,33 +1142,19 @@ def run_size(n: int, fill: str, args: argparse.Namespace, work: Path, report: di
 def post_only(args: argparse.Namespace, out: Path) -> None:
     report = json.loads(out.read_text())
     work = Path(args.workdir)
-    logs = work / "logs"
-    for run in report["runs"]:
-        folder = work / f"n{run['n']}"
-        home = folder / "memloom"
-        if run["n"] not in args.sizes or not home.exists():
-            continue
-        trimmed = run_child("memloom-trim", "query", folder, home, logs, args.timeout)
-        post: dict[str, Any] = {"trimmed_rows": trimmed.get("removed", trimmed.get("error"))}
-        for ef in args.what_if_ef:
-            os.sync()
-            key = f"memloom-ef{ef}"
-            res = run_child(key, "query", folder, home, logs, args.timeout)
-            row = {"system": key, "label": label_of(key), "post_run": True}
-            if "error" in res:
-                row["error"] = res["error"]
-            else:
-                row["query_peak_rss_mb"] = res.pop("peak_rss_mb")
-                row["query_phase_s"] = res.pop("phase_s")
-                row.update(res)
-            run["rows"][key] = row
-        if args.sweep:
-            run["usearch_sweep"] = run_child(
-                "usearch-sweep", "query", folder, home, logs, args.timeout
-            )
-        run["post_only"] = {**post, "command": "python bench/scale.py " + shlex.join(sys.argv[1:])}
+    report["post_command"] = "python bench/scale.py " + shlex.join(sys.argv[1:])
+    report["post_source"] = source_state()
+    report["post_started"] = datetime.now(UTC).isoformat(timespec="seconds")
+
+    def save() -> None:
         report["targets"] = targets(report)
         out.write_text(json.dumps(report, indent=2))
+
+    for n in args.sizes:
+        if any(r["n"] == n for r in report["runs"]) and (work / f"n{n}" / "memloom").exists():
+            run_size(n, "", args, work, report, save, post=True)
+    report["post_finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    save()
     print(markdown(report))
     for p in plot(report):
         print(f"plot: {p}")
@@ -1178,6 +1208,13 @@ def markdown(report: dict) -> str:
     for run in sorted(report["runs"], key=lambda r: r["n"]):
         rows = run["rows"]
         lines.append(f"\n## {run['n']:,} memories (memloom fill: {run['memloom_fill']})\n")
+        if run.get("post_run"):
+            commit = (run["post_run"].get("memloom_source") or {}).get("commit") or "?"
+            lines.append(
+                f"Queries, sizes and writes at N re-measured on the kept stores with memloom "
+                f"{commit[:10]} (`{run['post_run']['command']}`); fill figures from the first "
+                "run.\n"
+            )
         lines.append(
             "| system | recall p50 ms | p95 ms | top-10 overlap | first query s | "
             "fill/s | store/s at N | bytes/memory | peak RSS fill MB | peak RSS query MB |"
@@ -1485,8 +1522,9 @@ def main() -> None:
         "--post-only",
         action="store_true",
         help="on the stores kept in --workdir by a --keep run: forget the rows written after "
-        "its queries, re-run the --what-if-ef rows and (with --sweep) the usearch sweep for "
-        "--sizes, and merge them into --out",
+        "its queries, then redo every query phase, the --what-if-ef rows, (with --sweep) the "
+        "usearch sweep and the writes at N for --sizes with the current code; fills and their "
+        "figures stay those of the first run. Merges into --out",
     )
     # Child-process mode.
     parser.add_argument("--worker", help=argparse.SUPPRESS)
