@@ -968,7 +968,11 @@ def versions() -> dict[str, str | None]:
 
 def source_state() -> dict[str, Any]:
     """The memloom commit measured, and whether src/ had uncommitted edits (read-only git)."""
-    root = HERE.parent
+    from importlib.util import find_spec
+
+    spec = find_spec("memloom")
+    origin = Path(spec.origin) if spec and spec.origin else HERE
+    root = origin.resolve().parents[2] if spec and spec.origin else HERE.parent
 
     def git(*cmd: str) -> str | None:
         try:
@@ -1029,8 +1033,8 @@ def run_size(
 ) -> dict:
     """Fill, query, size and write-at-N phases for one size.
 
-    ``post``: on stores kept by an earlier ``--keep`` run, skip data and fills, forget the
-    rows that run wrote after its queries, then redo the query and write-at-N phases.
+    ``post``: on stores kept by an earlier ``--keep`` run, skip data, fills and sizes, forget
+    the rows that run wrote after its queries, then redo the query and write-at-N phases.
     """
     folder = work / f"n{n}"
     logs = work / "logs"
@@ -1116,11 +1120,13 @@ def run_size(
             child("lancedb", "query", homes["lancedb"])
         child("lancedb-flat", "query", homes["lancedb"])
 
-    # Sizes after every process has closed its store (memloom has saved its graph).
-    measure_size(n, rows, "memloom", homes["memloom"])
-    measure_size(n, rows, "chroma", homes["chroma"])
-    if lance_ok:
-        measure_size(n, rows, lance_row, homes["lancedb"])
+    # Sizes after every process has closed its store (memloom has saved its graph); a post
+    # run keeps the first run's: its stores carry the free pages of the forgotten rows.
+    if not post:
+        measure_size(n, rows, "memloom", homes["memloom"])
+        measure_size(n, rows, "chroma", homes["chroma"])
+        if lance_ok:
+            measure_size(n, rows, lance_row, homes["lancedb"])
     if args.sweep and n >= 100_000:
         run["usearch_sweep"] = run_child(
             "usearch-sweep", "query", folder, homes["memloom"], logs, timeout
@@ -1372,6 +1378,25 @@ def plot(report: dict) -> list[Path]:
         overlaps = [r["rows"][key].get("top10_overlap") for r in runs if r["n"] in xs]
         label = f"{label_of(key)} (top-10 overlap {' / '.join(f'{o:.3f}' for o in overlaps)})"
         ax.plot(xs, ys, marker=marker, linestyle=ls, color=color, label=label, linewidth=1.8)
+    first = [
+        (r["n"], r["first_run_rows"]["memloom"])
+        for r in runs
+        if r.get("first_run_rows", {}).get("memloom", {}).get("p50_ms") is not None
+    ]
+    if first:
+        commit = ((report.get("memloom_source") or {}).get("commit") or "")[:7]
+        label = f"memloom in-process, first run{' at ' + commit if commit else ''} (top-10 overlap "
+        label += " / ".join(f"{row['top10_overlap']:.3f}" for _, row in first) + ")"
+        ax.plot(
+            [n for n, _ in first],
+            [row["p50_ms"] for _, row in first],
+            color=STYLE["memloom"][0],
+            marker="o",
+            linestyle="-.",
+            alpha=0.45,
+            linewidth=1.4,
+            label=label,
+        )
     ax.axhline(50, color="#999999", linewidth=0.8, linestyle="--")
     ax.text(sizes[0], 50, " 50 ms", va="bottom", fontsize=7, color="#777777")
     finish(
