@@ -26,17 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.server.conftest import start_daemon, stop  # noqa: E402
+from tests.viewer.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.viewer.seed import save, seed  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 VIEWPORT = {"width": 1280, "height": 800}
 
 #: A few weeks of an agent's notes on a made-up project, for a lived-in store.
