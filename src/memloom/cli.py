@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from memloom.cli_team import register as _register_team
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -1114,6 +1116,11 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
         f"{doc['memories']['active']} active memories",
         markup=False,
     )
+
+
+# ---------------------------------------------------------------- team (PostgreSQL)
+
+_register_team(app)
 
 
 # ---------------------------------------------------------------- entry point

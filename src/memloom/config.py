@@ -47,6 +47,15 @@ class Settings:
     decay: DecaySettings = field(default_factory=DecaySettings)
     redact: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    #: Who this process acts for on a shared (PostgreSQL) store: ``MEMLOOM_OWNER`` or
+    #: ``owner`` in config.toml. None: the whole store, writing as ``local``.
+    owner: str | None = None
+    #: Team scopes it may read as well (``MEMLOOM_SHARED``, comma-separated, or ``shared``).
+    shared: tuple[str, ...] = ()
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.database_url.startswith(("postgresql://", "postgres://"))
 
     @property
     def config_path(self) -> Path:
@@ -56,11 +65,24 @@ class Settings:
     def sqlite_path(self) -> Path | None:
         """The SQLite file, or None when the store is not SQLite."""
         url = self.database_url
-        if url.startswith(("postgresql://", "postgres://")):
+        if self.is_postgres:
             return None
         if url.startswith("sqlite:///"):
             return Path(url[len("sqlite:///") :])
         return Path(url)
+
+
+def redact_url(url: str) -> str:
+    """A database URL fit to show: any password replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 def detector_for(settings: Settings) -> Any:
@@ -137,6 +159,11 @@ def load_settings(
     url = database_url or os.environ.get("MEMLOOM_DATABASE_URL") or raw.get("database_url")
     if not url:
         url = str(home_path / "memloom.db")
+    owner = os.environ.get("MEMLOOM_OWNER") or raw.get("owner") or None
+    shared_raw = os.environ.get("MEMLOOM_SHARED")
+    shared: list[str] = (
+        [s.strip() for s in shared_raw.split(",")] if shared_raw else list(raw.get("shared", []))
+    )
     return Settings(
         home=home_path,
         database_url=url,
@@ -144,4 +171,6 @@ def load_settings(
         decay=_decay_settings(raw.get("decay", {})),
         redact=raw.get("redact", {}),
         raw=raw,
+        owner=str(owner) if owner else None,
+        shared=tuple(str(s) for s in shared if s),
     )

@@ -60,6 +60,7 @@ from memloom.store.base import (
     DimensionError,
     MemoryRow,
     NotFoundError,
+    Principal,
     SearchFilter,
     Store,
     StoreError,
@@ -136,6 +137,16 @@ class Memloom:
         self._llm = value
 
     # ------------------------------------------------------------ lifecycle
+
+    def scoped(self, principal: Principal | None) -> Memloom:
+        """This engine acting for ``principal`` (an API token's owner): same store,
+        embedder and models; reads limited to its owner and shared scopes."""
+        scope = getattr(self.backend, "scoped", None)
+        if scope is None:
+            raise StoreError("owners need a shared PostgreSQL store (MEMLOOM_DATABASE_URL)")
+        view = Memloom(self.settings, scope(principal), self.embedder, check_embedder=False)
+        view._llm, view._detector = self._llm, self._detector
+        return view
 
     def close(self) -> None:
         with self._lock:
@@ -311,7 +322,7 @@ class Memloom:
     ) -> list[beliefs.Neighbour]:
         if vec is None:
             return []
-        flt = SearchFilter(project=project, project_mode="exact", alive_at=now)
+        flt = SearchFilter(project=project, project_mode="exact", alive_at=now, own_only=True)
         hits = self.backend.vector_search(vec, k, flt)
         rows = {r.id: r for r in self.backend.get_many([h[0] for h in hits])}
         return [beliefs.Neighbour(rows[i], s) for i, s in hits if i in rows]
@@ -1264,13 +1275,20 @@ def open(
 
 
 def open_store(settings: Settings) -> Store:
-    if settings.sqlite_path is None:
+    """The configured backend, acting for ``settings.owner`` when one is set."""
+    principal = Principal(settings.owner, frozenset(settings.shared)) if settings.owner else None
+    if settings.is_postgres:
+        from memloom.store.postgres import PostgresStore
+
+        return PostgresStore(settings.database_url, principal=principal)
+    if principal is not None:
         raise StoreError(
-            "PostgreSQL stores are not available in this version; "
-            "unset MEMLOOM_DATABASE_URL to use the embedded SQLite store"
+            "owners (MEMLOOM_OWNER) need a shared PostgreSQL store; "
+            "the SQLite store belongs to one person"
         )
     from memloom.store.sqlite import SQLiteStore
 
+    assert settings.sqlite_path is not None
     return SQLiteStore(settings.sqlite_path)
 
 

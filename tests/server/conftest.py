@@ -75,10 +75,32 @@ def stop(daemon: Daemon) -> None:
             daemon.process.kill()
 
 
+def db_env(url: str | None) -> dict[str, str]:
+    """The environment that points ``memloom serve`` at ``url`` (None: the home's SQLite)."""
+    return {"MEMLOOM_DATABASE_URL": url} if url else {}
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def served_database(request) -> Iterator[str | None]:
+    """The database a module's daemon serves: None (SQLite in its home) or a fresh
+    PostgreSQL database for the module."""
+    if request.param == "sqlite":
+        yield None
+        return
+    server = request.getfixturevalue("postgres_server")
+    name, url = server.create_database()
+    try:
+        yield url
+    finally:
+        server.drop_database(name)
+
+
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory) -> Iterator[Daemon]:
+def daemon(tmp_path_factory, served_database) -> Iterator[Daemon]:
     base = tmp_path_factory.mktemp("served")
-    d = start_daemon(base / "home", base / "claude")
+    d = start_daemon(base / "home", base / "claude", env=db_env(served_database))
     yield d
     stop(d)
 

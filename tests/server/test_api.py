@@ -95,12 +95,13 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     assert {"total_memories", "active_count", "expired_count"} <= set(stats)
 
 
-def test_distill_caller_embeddings_and_older_than(tmp_path_factory):
+def test_distill_caller_embeddings_and_older_than(tmp_path_factory, backend):
     """A store that only ever sees caller vectors (Distill's own usage), on its own daemon."""
-    from tests.server.conftest import start_daemon, stop
+    from tests.server.conftest import db_env, start_daemon, stop
 
     base = tmp_path_factory.mktemp("vectors")
-    d = start_daemon(base / "home", base / "claude")
+    url = backend if backend.startswith("postgresql") else None
+    d = start_daemon(base / "home", base / "claude", env=db_env(url))
     try:
         with d.client() as api:
             res = api.post(

@@ -14,11 +14,12 @@ import time
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, Protocol
 
-from fastapi import Body, FastAPI, Path, Query
+from fastapi import Body, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 import memloom
+from memloom.config import redact_url
 from memloom.engine import Memloom
 from memloom.models import (
     ConflictDocument,
@@ -48,16 +49,19 @@ from memloom.models import (
 )
 from memloom.server import errors
 from memloom.server.middleware import DEFAULT_MAX_BODY, BearerAuth, BodyLimit, JsonBodies
+from memloom.store.base import Principal
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse, "description": text}
     for code, text in {
         400: "Malformed request",
         401: "Missing or wrong bearer token",
+        403: "Shared with this token for reading only",
         404: "Not found",
         409: "Not valid in the current state",
         413: "Body too large",
         422: "Invalid field values",
+        503: "The database or embedder is unavailable",
     }.items()
 }
 
@@ -124,6 +128,34 @@ class Health(BaseModel):
     version: str
 
 
+class EngineScopes:
+    """One engine view per principal (cheap: they share the store's pool and models)."""
+
+    def __init__(self, engine: Memloom) -> None:
+        self.engine = engine
+        self._views: dict[Principal, Memloom] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, principal: Principal | None) -> Memloom:
+        if principal is None:
+            return self.engine
+        with self._lock:
+            view = self._views.get(principal)
+            if view is None:
+                if len(self._views) > 1024:
+                    self._views.clear()
+                view = self._views[principal] = self.engine.scoped(principal)
+            return view
+
+
+def _current_engine(request: Request) -> Memloom:
+    """The engine acting for the request's token (see ``BearerAuth``)."""
+    return request.app.state.engines(request.scope.get("memloom.principal"))
+
+
+Current = Annotated[Memloom, Depends(_current_engine)]
+
+
 def create_app(
     engine: Memloom,
     *,
@@ -163,41 +195,41 @@ def create_app(
     # ------------------------------------------------------------ Distill API
 
     @app.post("/v1/memory/store", tags=["memory"])
-    def store(req: StoreRequest) -> StoreResponse:
+    def store(m: Current, req: StoreRequest) -> StoreResponse:
         """Store entries with write-time dedup and conflict detection."""
-        return engine.store(req)
+        return m.store(req)
 
     @app.post("/v1/memory/recall", tags=["memory"])
-    def recall(req: RecallRequest) -> RecallResponse:
+    def recall(m: Current, req: RecallRequest) -> RecallResponse:
         """Memories ranked by hybrid similarity, recency, tags and task context."""
-        return engine.recall(req)
+        return m.recall(req)
 
     @app.post("/v1/memory/expire", tags=["memory"])
-    def expire(req: ExpireRequest) -> ExpireResponse:
-        return engine.expire(req)
+    def expire(m: Current, req: ExpireRequest) -> ExpireResponse:
+        return m.expire(req)
 
     @app.post("/v1/memory/supersede", tags=["memory"])
-    def supersede(req: SupersedeRequest) -> SupersedeResponse:
-        return engine.supersede(req)
+    def supersede(m: Current, req: SupersedeRequest) -> SupersedeResponse:
+        return m.supersede(req)
 
     @app.post("/v1/memory/forget", tags=["memory"])
-    def forget(req: ForgetRequest) -> ForgetResponse:
+    def forget(m: Current, req: ForgetRequest) -> ForgetResponse:
         """Delete by ids, tags and/or `before` (`older_than`); criteria combine with AND."""
-        return engine.forget(req)
+        return m.forget(req)
 
     @app.get("/v1/memory/stats", tags=["memory"])
-    def stats() -> StatsResponse:
-        return engine.stats()
+    def stats(m: Current) -> StatsResponse:
+        return m.stats()
 
     # ------------------------------------------------------------ memloom's routes
 
     @app.post("/v1/memories", tags=["memories"], status_code=201)
-    def save(req: SaveRequest) -> SaveResponse:
+    def save(m: Current, req: SaveRequest) -> SaveResponse:
         """Save one memory (deduplicated; conflicts reported)."""
-        return engine.save(req)
+        return m.save(req)
 
     @app.get("/v1/memories", tags=["memories"])
-    def list_memories(
+    def list_memories(m: Current,
         project: str | None = None,
         type: Annotated[list[MemoryType], Query()] = [],  # noqa: B006
         tag: Annotated[list[str], Query()] = [],  # noqa: B006
@@ -210,7 +242,7 @@ def create_app(
         cursor: Annotated[str | None, Query(max_length=200)] = None,
     ) -> ListResponse:
         """Filter and page through memories (keyset pagination: pass `next_cursor` back)."""
-        return engine.list(
+        return m.list(
             {
                 "project": project,
                 "types": type,
@@ -226,55 +258,55 @@ def create_app(
         )
 
     @app.get("/v1/memories/{memory_id}", tags=["memories"])
-    def get_memory(memory_id: MemoryId) -> MemoryDocument:
+    def get_memory(m: Current, memory_id: MemoryId) -> MemoryDocument:
         """One memory with its versions and provenance."""
-        return engine.get(memory_id)
+        return m.get(memory_id)
 
     @app.post("/v1/memories/{memory_id}/update", tags=["memories"])
-    def update(memory_id: MemoryId, req: UpdateRequest) -> UpdateResponse:
+    def update(m: Current, memory_id: MemoryId, req: UpdateRequest) -> UpdateResponse:
         """Write a new version; the old one becomes stale and points forward."""
-        return engine.update(memory_id, req)
+        return m.update(memory_id, req)
 
     @app.get("/v1/memories/{memory_id}/history", tags=["memories"])
-    def history(memory_id: MemoryId) -> HistoryResponse:
-        return engine.history(memory_id)
+    def history(m: Current, memory_id: MemoryId) -> HistoryResponse:
+        return m.history(memory_id)
 
     @app.post("/v1/memories/{memory_id}/pin", tags=["memories"])
-    def pin(memory_id: MemoryId, req: Annotated[PinRequest, Body()]) -> MemoryDocument:
-        return engine.pin(memory_id, req.pinned)
+    def pin(m: Current, memory_id: MemoryId, req: Annotated[PinRequest, Body()]) -> MemoryDocument:
+        return m.pin(memory_id, req.pinned)
 
     @app.post("/v1/memories/{memory_id}/restore", tags=["memories"])
-    def restore(memory_id: MemoryId) -> MemoryDocument:
+    def restore(m: Current, memory_id: MemoryId) -> MemoryDocument:
         """Undo decay: the original text comes back."""
-        return engine.restore(memory_id)
+        return m.restore(memory_id)
 
     @app.get("/v1/conflicts", tags=["conflicts"])
-    def conflicts(
+    def conflicts(m: Current,
         status: Literal["pending", "resolved", "all"] = "pending",
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0)] = 0,
     ) -> ConflictList:
-        return engine.conflicts(None if status == "all" else status, limit, offset)
+        return m.conflicts(None if status == "all" else status, limit, offset)
 
     @app.get("/v1/conflicts/{conflict_id}", tags=["conflicts"])
-    def conflict(conflict_id: MemoryId) -> ConflictDocument:
-        return engine.conflict(conflict_id)
+    def conflict(m: Current, conflict_id: MemoryId) -> ConflictDocument:
+        return m.conflict(conflict_id)
 
     @app.post("/v1/conflicts/{conflict_id}/resolve", tags=["conflicts"])
-    def resolve(conflict_id: MemoryId, req: ResolveRequest) -> ConflictDocument:
+    def resolve(m: Current, conflict_id: MemoryId, req: ResolveRequest) -> ConflictDocument:
         """keep_new | keep_existing | keep_both | merge (with `text`); revertable."""
-        return engine.resolve(conflict_id, req)
+        return m.resolve(conflict_id, req)
 
     @app.post("/v1/conflicts/{conflict_id}/revert", tags=["conflicts"])
-    def revert(conflict_id: MemoryId) -> ConflictDocument:
-        return engine.revert(conflict_id)
+    def revert(m: Current, conflict_id: MemoryId) -> ConflictDocument:
+        return m.revert(conflict_id)
 
     @app.get("/v1/memories/{memory_id}/context", tags=["memories"])
-    def memory_context(
+    def memory_context(m: Current,
         memory_id: MemoryId, around: Annotated[int, Query(ge=0, le=50)] = 5
     ) -> dict[str, Any]:
         """The transcript lines a memory came from, with neighbours, if the file still exists."""
-        return engine.memory_context(memory_id, around)
+        return m.memory_context(memory_id, around)
 
     @app.post(
         "/v1/conflicts/auto",
@@ -282,19 +314,19 @@ def create_app(
         response_class=StreamingResponse,
         responses={200: {"content": {"application/x-ndjson": {}}, "description": "Progress"}},
     )
-    def conflicts_auto() -> Any:
+    def conflicts_auto(m: Current) -> Any:
         """Run the judge over the pending queue; progress as NDJSON, the summary last."""
-        return _stream(lambda emit: {"event": "done", "summary": engine.auto_resolve(emit)})
+        return _stream(lambda emit: {"event": "done", "summary": m.auto_resolve(emit)})
 
     @app.get("/v1/activity", tags=["status"])
-    def activity(days: Annotated[int, Query(ge=1, le=365)] = 30) -> dict[str, Any]:
+    def activity(m: Current, days: Annotated[int, Query(ge=1, le=365)] = 30) -> dict[str, Any]:
         """Imports, capture, budget and memories saved per day: the viewer's Activity page."""
         from memloom.capture.status import capture_summary
 
-        doc = engine.activity(days)
-        doc.update(capture_summary(engine.settings.home, engine.settings.raw))
-        doc["llm"] = getattr(engine.llm, "description", None)
-        doc["embedder"] = engine.embedder.fingerprint
+        doc = m.activity(days)
+        doc.update(capture_summary(m.settings.home, m.settings.raw))
+        doc["llm"] = getattr(m.llm, "description", None)
+        doc["embedder"] = m.embedder.fingerprint
         return doc
 
     def _stream(job: Any) -> StreamingResponse:
@@ -324,7 +356,7 @@ def create_app(
         response_class=StreamingResponse,
         responses={200: {"content": {"application/x-ndjson": {}}, "description": "Progress"}},
     )
-    def import_sessions(req: ImportRequest | None = None) -> Any:
+    def import_sessions(m: Current, req: ImportRequest | None = None) -> Any:
         """Import Claude Code sessions; progress streams as NDJSON, the report last."""
         req = req or ImportRequest()
         if not import_lock.acquire(blocking=False):
@@ -333,7 +365,7 @@ def create_app(
 
         def work() -> None:
             try:
-                engine.import_sessions(
+                m.import_sessions(
                     req.paths,
                     days=req.days,
                     sessions=req.sessions,
@@ -357,7 +389,7 @@ def create_app(
         return StreamingResponse(stream(), media_type="application/x-ndjson")
 
     @app.post("/v1/capture/notify", tags=["capture"], status_code=202)
-    def capture_notify(req: NotifyRequest) -> NotifyResponse:
+    def capture_notify(m: Current, req: NotifyRequest) -> NotifyResponse:
         """Queue a finished session for import (what the SessionEnd hook sends)."""
         from memloom.capture.notify import NotificationRefused
 
@@ -369,8 +401,8 @@ def create_app(
             return errors.error(400, str(exc))  # type: ignore[return-value]
 
     @app.get("/v1/status", tags=["status"])
-    def status() -> StatusResponse:
-        s = engine.stats()
+    def status(m: Current) -> StatusResponse:
+        s = m.stats()
         return StatusResponse.model_validate(
             {
                 "version": memloom.__version__,
@@ -378,11 +410,11 @@ def create_app(
                     "total_memories": s.total_memories,
                     "active_count": s.active_count,
                     "conflicts_pending": s.conflicts_pending,
-                    "embedder": engine.embedder.fingerprint,
-                    "database": engine.settings.database_url,
+                    "embedder": m.embedder.fingerprint,
+                    "database": redact_url(m.settings.database_url),
                 },
-                "imports": engine.backend.ledger_stats(),
-                "llm": getattr(engine.llm, "description", None),
+                "imports": m.backend.ledger_stats(),
+                "llm": getattr(m.llm, "description", None),
                 "daemon": services.status() if services is not None else None,
                 "time": time.time(),
             }
@@ -412,11 +444,18 @@ def create_app(
         """The viewer (a static page; all its data comes from this API)."""
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
+    app.state.engines = EngineScopes(engine)
     wrapped: Any = JsonBodies(app)
-    if token:
+    lookup = getattr(engine.backend, "token_principal", None)
+    if token or lookup is not None:
         # The viewer's files hold no data; the page asks for the token and sends it itself.
         wrapped = BearerAuth(
-            wrapped, token, open_paths=("/health", "/"), open_prefixes=("/viewer/",)
+            wrapped,
+            token,
+            lookup=lookup,
+            tokens_exist=getattr(engine.backend, "has_tokens", None),
+            open_paths=("/health", "/"),
+            open_prefixes=("/viewer/",),
         )
     wrapped = BodyLimit(wrapped, max_body)
     wrapped.fastapi = app  # type: ignore[attr-defined]

@@ -259,11 +259,6 @@ def serve(
     from memloom.server.middleware import DEFAULT_MAX_BODY
 
     token = token or os.environ.get("MEMLOOM_API_TOKEN") or None
-    if not is_loopback(host) and not token:
-        raise DaemonError(
-            f"refusing to listen on {host} without a token: set MEMLOOM_API_TOKEN or pass "
-            "--token (every request then needs 'Authorization: Bearer <token>')"
-        )
     settings = load_settings(home)
     existing = read_daemon(settings.home)
     if existing is not None:
@@ -286,6 +281,13 @@ def serve(
 
     engine = memloom.open(settings=settings)
     try:
+        has_tokens = getattr(engine.backend, "has_tokens", lambda: False)()
+        if not is_loopback(host) and not (token or has_tokens):
+            raise DaemonError(
+                f"refusing to listen on {host} without a token: set MEMLOOM_API_TOKEN, pass "
+                "--token, or create API tokens on a shared store (memloom tokens create); "
+                "every request then needs 'Authorization: Bearer <token>'"
+            )
         engine.embedder.embed_query("warm up")  # the first prompt-recall should not pay for it
         services = Services(engine, settings.home, decay_interval=decay_interval)
         max_body = int(os.environ.get("MEMLOOM_MAX_BODY_BYTES", DEFAULT_MAX_BODY))
@@ -297,7 +299,7 @@ def serve(
             "host": host,
             "port": actual_port,
             "url": url,
-            "token_required": bool(token),
+            "token_required": bool(token or has_tokens),
             "started_at": time.time(),
             "version": memloom.__version__,
         }

@@ -14,7 +14,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memloom.config import ConfigError
 from memloom.embed import EmbeddingError
 from memloom.engine import ValidationError
-from memloom.store.base import ConflictStateError, DimensionError, NotFoundError, StoreError
+from memloom.store.base import (
+    ConflictStateError,
+    DimensionError,
+    NotFoundError,
+    ReadOnlyError,
+    StoreError,
+    UnavailableError,
+)
 
 log = logging.getLogger("memloom.server")
 
@@ -63,6 +70,14 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ValidationError)
     async def _invalid(_: Request, exc: ValidationError) -> JSONResponse:
         return error(400, str(exc))
+
+    @app.exception_handler(ReadOnlyError)
+    async def _read_only(_: Request, exc: ReadOnlyError) -> JSONResponse:
+        return error(403, str(exc))
+
+    @app.exception_handler(UnavailableError)
+    async def _unavailable(_: Request, exc: UnavailableError) -> JSONResponse:
+        return error(503, str(exc))
 
     @app.exception_handler(StoreError)
     async def _store(_: Request, exc: StoreError) -> JSONResponse:

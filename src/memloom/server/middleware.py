@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Callable
 from typing import Any
+
+import anyio
 
 Scope = dict[str, Any]
 
@@ -68,20 +71,50 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
+class Unauthorized(Exception):
+    pass
+
+
 class BearerAuth:
-    """Every route but the open ones needs ``Authorization: Bearer <token>``."""
+    """Every route but the open ones needs ``Authorization: Bearer <token>``.
+
+    Two kinds of token are accepted: the server's own (``--token`` /
+    ``MEMLOOM_API_TOKEN``: the whole store) and, on a shared store, the API
+    tokens of ``memloom tokens create`` (one owner each), found by ``lookup``.
+    The principal a request acts for is left in ``scope["memloom.principal"]``.
+    While neither kind exists (a loopback server of one person) nothing is asked.
+    """
 
     def __init__(
         self,
         app: Any,
-        token: str,
+        token: str | None,
+        *,
+        lookup: Callable[[str], Any] | None = None,
+        tokens_exist: Callable[[], bool] | None = None,
         open_paths: tuple[str, ...] = ("/health",),
         open_prefixes: tuple[str, ...] = (),
     ) -> None:
         self.app = app
-        self.token = token.encode()
+        self.token = token.encode() if token else None
+        self.lookup = lookup
+        self.tokens_exist = tokens_exist
         self.open_paths = open_paths
         self.open_prefixes = open_prefixes
+
+    def _authorize(self, supplied: bytes) -> Any:
+        """The principal for a token (None: the whole store); raises Unauthorized."""
+        if self.token is not None and supplied and hmac.compare_digest(supplied, self.token):
+            return None
+        if self.lookup is not None and supplied:
+            principal = self.lookup(supplied.decode("utf-8", "replace"))
+            if principal is not None:
+                return principal
+        if self.token is None and not supplied and not (
+            self.tokens_exist is not None and self.tokens_exist()
+        ):
+            return None
+        raise Unauthorized
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         path = scope.get("path", "")
@@ -96,11 +129,15 @@ class BearerAuth:
         for name, value in scope.get("headers", []):
             if name == b"authorization" and value[:7].lower() == b"bearer ":
                 supplied = value[7:].strip()
-        if not supplied or not hmac.compare_digest(supplied, self.token):
+        try:
+            # Store lookups are blocking database calls: keep them off the event loop.
+            principal = await anyio.to_thread.run_sync(self._authorize, supplied)
+        except Unauthorized:
             await _send_error(
                 send, 401, "missing or wrong bearer token", [(b"www-authenticate", b"Bearer")]
             )
             return
+        scope["memloom.principal"] = principal
         await self.app(scope, receive, send)
 
 

@@ -33,6 +33,44 @@ class DimensionError(StoreError):
     """A vector does not match the store's dimension (HTTP 422)."""
 
 
+class UnavailableError(StoreError):
+    """The database cannot be reached right now (HTTP 503); retrying may succeed."""
+
+
+class ReadOnlyError(StoreError):
+    """The record is shared with this caller for reading only (HTTP 403)."""
+
+
+#: The owner of every row written without a principal (one person, one machine).
+LOCAL_OWNER = "local"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request acts for: rows it writes belong to ``owner``; it reads its own
+    rows and those of the team scopes in ``shared`` (read-only)."""
+
+    owner: str
+    shared: frozenset[str] = frozenset()
+
+    @property
+    def readable(self) -> frozenset[str]:
+        return self.shared | {self.owner}
+
+
+@dataclass
+class TokenRow:
+    """An API token as stored: only a hash of the secret is kept."""
+
+    id: str
+    name: str | None
+    owner: str
+    shared: list[str]
+    created_at: float
+    last_used_at: float | None = None
+    revoked_at: float | None = None
+
+
 @dataclass
 class MemoryRow:
     """One belief version, as stored. Times are Unix seconds (UTC)."""
@@ -63,6 +101,31 @@ class MemoryRow:
     pinned: bool = False
 
 
+#: MemoryRow fields :meth:`Store.update` may change.
+UPDATABLE = frozenset(
+    {
+        "status",
+        "type",
+        "text",
+        "original_text",
+        "content_hash",
+        "source",
+        "tags",
+        "metadata",
+        "project",
+        "sensitivity",
+        "last_referenced",
+        "access_count",
+        "expires_at",
+        "expired_at",
+        "superseded_by",
+        "decay_level",
+        "pinned",
+        "asserted_at",
+    }
+)
+
+
 @dataclass
 class SearchFilter:
     """Which rows a search may return."""
@@ -77,6 +140,9 @@ class SearchFilter:
     max_sensitivity: int | None = None
     #: Exclude rows whose TTL has passed at this time (None: keep them).
     alive_at: float | None = None
+    #: Only rows the caller may change (the write path's dedup and conflict search);
+    #: a store without owners ignores it.
+    own_only: bool = False
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from memloom.store.base import (
+    UPDATABLE,
     ConflictRow,
     DimensionError,
     LedgerRow,
@@ -41,26 +42,6 @@ _COLUMNS = (
 )
 # Rows as the engine reads them: vectors stay in the index, not in every fetch.
 _ROW_COLUMNS = _COLUMNS.replace("embedding,", "NULL AS embedding,")
-_UPDATABLE = {
-    "status",
-    "type",
-    "text",
-    "original_text",
-    "content_hash",
-    "source",
-    "tags",
-    "metadata",
-    "project",
-    "sensitivity",
-    "last_referenced",
-    "access_count",
-    "expires_at",
-    "expired_at",
-    "superseded_by",
-    "decay_level",
-    "pinned",
-    "asserted_at",
-}
 log = logging.getLogger(__name__)
 _CHUNK = 500  # SQLite's default limit on bound parameters is 32766; stay well under it.
 
@@ -389,7 +370,7 @@ class SQLiteStore:
 
     def update(self, memory_id: str, **fields: Any) -> None:
         self._require_tx()
-        unknown = set(fields) - _UPDATABLE
+        unknown = set(fields) - UPDATABLE
         if unknown:
             raise StoreError(f"cannot update {sorted(unknown)}")
         if not fields:
@@ -988,3 +969,38 @@ class SQLiteStore:
             for mid, prev, nxt in rows:
                 out[mid] = [x for x in (prev, nxt) if x is not None]
         return out
+
+    # ------------------------------------------------------------ export (memloom migrate)
+
+    def iter_rows(self, batch: int = 1000) -> Iterator[list[MemoryRow]]:
+        """Every row with its embedding, in insertion order, a batch at a time."""
+        last = 0
+        while True:
+            rows = self.db.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [_row(r)[1] for r in rows]
+
+    def all_conflicts(self) -> list[ConflictRow]:
+        rows = self.db.execute(
+            "SELECT id, new_id, existing_id, distance, reason, status, resolution, detail, "
+            "created_at, resolved_at FROM conflicts ORDER BY created_at"
+        )
+        return [self._conflict(r) for r in rows]
+
+    def all_provenance(self) -> list[ProvenanceRow]:
+        rows = self.db.execute(
+            "SELECT memory_id, session_id, path, project, start_line, end_line, excerpt, "
+            "created_at FROM provenance ORDER BY id"
+        )
+        return [ProvenanceRow(*r) for r in rows]
+
+    def all_ledger(self) -> list[LedgerRow]:
+        return [LedgerRow(*r) for r in self.db.execute(f"SELECT {self._LEDGER} FROM ledger")]
+
+    def all_records(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.db.execute("SELECT uuid, path FROM transcript_records")]

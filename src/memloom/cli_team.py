@@ -1,0 +1,195 @@
+"""Team commands: API tokens for a shared store, and moving a store to PostgreSQL."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+
+tokens_app = typer.Typer(
+    help=(
+        "API tokens for a shared PostgreSQL store: each maps to one owner, whose "
+        "memories it reads and writes, plus team scopes it may read."
+    ),
+    no_args_is_help=True,
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead.")]
+
+
+def _shared_store(ctx: typer.Context) -> Any:
+    """The configured store, which must be PostgreSQL (tokens live in it)."""
+    from memloom.cli import CliError
+    from memloom.config import load_settings
+    from memloom.engine import open_store
+
+    settings = load_settings(ctx.obj.home)
+    if not settings.is_postgres:
+        raise CliError(
+            "API tokens need a shared PostgreSQL store: set MEMLOOM_DATABASE_URL=postgresql://…"
+        )
+    return open_store(replace(settings, owner=None))
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _doc(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "owner": row.owner,
+        "shared": row.shared,
+        "created_at": row.created_at,
+        "last_used_at": row.last_used_at,
+        "revoked_at": row.revoked_at,
+    }
+
+
+@tokens_app.command("create")
+def tokens_create(
+    ctx: typer.Context,
+    owner: Annotated[str, typer.Option("--owner", help="Whose memories the token acts on.")],
+    share: Annotated[
+        list[str] | None,
+        typer.Option("--share", help="A team scope it may also read (repeatable)."),
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A label, e.g. the laptop.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Create a token; its secret is shown once (only a hash is stored)."""
+    from memloom.cli import CliError, _emit_json
+
+    owner = owner.strip()
+    scopes = [s.strip() for s in share or [] if s.strip()]
+    if not owner:
+        raise CliError("--owner must not be empty")
+    store = _shared_store(ctx)
+    try:
+        row, secret = store.token_create(owner, scopes, name)
+    finally:
+        store.close()
+    if json_:
+        _emit_json({**_doc(row), "token": secret})
+        return
+    typer.echo(
+        f"token {row.id} for owner {row.owner!r}" + (f", reads {row.shared}" if row.shared else "")
+    )
+    typer.echo(secret)
+    typer.echo(
+        "Keep it now: it is not shown again. Clients send 'Authorization: Bearer <token>'.",
+        err=True,
+    )
+
+
+@tokens_app.command("list")
+def tokens_list(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Every token (never the secrets)."""
+    from memloom.cli import _emit_json
+
+    store = _shared_store(ctx)
+    try:
+        rows = store.token_list()
+    finally:
+        store.close()
+    if json_:
+        _emit_json({"tokens": [_doc(r) for r in rows]})
+        return
+    if not rows:
+        typer.echo("no tokens (create one with: memloom tokens create --owner NAME)")
+    for r in rows:
+        state = (
+            f"revoked {_when(r.revoked_at)}"
+            if r.revoked_at
+            else f"last used {_when(r.last_used_at)}"
+        )
+        shared = f" reads {','.join(r.shared)}" if r.shared else ""
+        label = f" ({r.name})" if r.name else ""
+        typer.echo(
+            f"{r.id}  owner {r.owner}{shared}{label}  created {_when(r.created_at)}  {state}"
+        )
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    ctx: typer.Context,
+    token_id: Annotated[str, typer.Argument(help="The token's id (from `tokens list`).")],
+    json_: JsonOpt = False,
+) -> None:
+    """Revoke a token: requests carrying it get 401 from then on."""
+    from memloom.cli import _emit_json
+
+    store = _shared_store(ctx)
+    try:
+        row = store.token_revoke(token_id)
+    finally:
+        store.close()
+    if json_:
+        _emit_json(_doc(row))
+    else:
+        typer.echo(f"revoked {row.id} (owner {row.owner})")
+
+
+def migrate_command(
+    ctx: typer.Context,
+    to: Annotated[
+        str, typer.Option("--to", help="The PostgreSQL URL to copy into (postgresql://…).")
+    ],
+    owner: Annotated[
+        str | None,
+        typer.Option("--owner", help="Owner of the copied memories in the shared store."),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Copy this SQLite store into PostgreSQL (memories, versions, conflicts, provenance,
+    ledger), re-using the embeddings. Safe to run again: copied rows are skipped."""
+    from dataclasses import asdict
+
+    from memloom.cli import CliError, _console_err, _emit_json
+    from memloom.config import load_settings, redact_url
+    from memloom.store.base import LOCAL_OWNER, Principal
+
+    if not to.startswith(("postgresql://", "postgres://")):
+        raise CliError("--to must be a postgresql:// URL")
+    settings = load_settings(ctx.obj.home)
+    if settings.sqlite_path is None:
+        raise CliError("the configured store is not SQLite; unset MEMLOOM_DATABASE_URL")
+    if not settings.sqlite_path.exists():
+        raise CliError(f"no SQLite store at {settings.sqlite_path}")
+    from memloom.store.migrate import migrate
+    from memloom.store.postgres import PostgresStore
+    from memloom.store.sqlite import SQLiteStore
+
+    source = SQLiteStore(settings.sqlite_path)
+    try:
+        target = PostgresStore(to, principal=Principal(owner or settings.owner or LOCAL_OWNER))
+        try:
+            from rich.progress import Progress
+
+            with Progress(console=_console_err(), transient=True, disable=json_) as bar:
+                task = bar.add_task("copying memories", total=source.count())
+                report = migrate(source, target, lambda done, _: bar.update(task, completed=done))
+        finally:
+            target.close()
+    finally:
+        source.close()
+    if json_:
+        _emit_json(asdict(report))
+        return
+    typer.echo(
+        f"copied {report.memories} memories ({report.skipped} already there), "
+        f"{report.conflicts} conflicts, {report.provenance} provenance rows, "
+        f"{report.ledger} ledger entries into {redact_url(to)}; it now holds "
+        f"{report.target_total} memories"
+    )
+    typer.echo(f"use it with: export MEMLOOM_DATABASE_URL='{redact_url(to)}'")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tokens_app, name="tokens")
+    app.command("migrate")(migrate_command)

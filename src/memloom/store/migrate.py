@@ -1,0 +1,93 @@
+"""``memloom migrate``: copy a SQLite store into PostgreSQL, embeddings included.
+
+Memories keep their ids, versions, times and vectors (nothing is re-embedded);
+conflicts, provenance, the import ledger and the transcript records come along,
+so a later ``memloom import sessions`` against the new store skips what the old
+one already had. A copy that stops part-way can be run again: rows already in
+the target are left as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memloom.store.base import StoreError
+from memloom.store.postgres import PostgresStore
+from memloom.store.sqlite import SQLiteStore
+
+BATCH = 500
+
+
+@dataclass
+class MigrationReport:
+    memories: int = 0
+    skipped: int = 0
+    conflicts: int = 0
+    provenance: int = 0
+    ledger: int = 0
+    records: int = 0
+    target_total: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def migrate(
+    source: SQLiteStore,
+    target: PostgresStore,
+    progress: Callable[[int, int], Any] | None = None,
+) -> MigrationReport:
+    """Copy everything from ``source`` into ``target`` (rows owned by ``target.owner``)."""
+    report = MigrationReport()
+    _check_embedder(source, target)
+    total = source.count()
+    done = 0
+    for batch in source.iter_rows(BATCH):
+        present = {r.id for r in target.get_many([r.id for r in batch])}
+        fresh = [r for r in batch if r.id not in present]
+        if fresh:
+            with target.transaction():
+                target.insert_many(fresh)
+        report.memories += len(fresh)
+        report.skipped += len(batch) - len(fresh)
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+    with target.transaction():
+        existing = {c.id for c in target.list_conflicts(None, 10**9, 0)[0]}
+        for c in source.all_conflicts():
+            if c.id not in existing:
+                target.add_conflict(c)
+                report.conflicts += 1
+        for p in source.all_provenance():
+            target.add_provenance(p)
+            report.provenance += 1
+        for row in source.all_ledger():
+            target.ledger_put(row)
+            report.ledger += 1
+        by_path: dict[str, list[str]] = {}
+        for uuid, path in source.all_records():
+            by_path.setdefault(path, []).append(uuid)
+        for path, uuids in by_path.items():
+            target.records_add(uuids, path)
+            report.records += len(uuids)
+    report.target_total = target.count()
+    return report
+
+
+def _check_embedder(source: SQLiteStore, target: PostgresStore) -> None:
+    """Vectors are copied as they are, so both stores must speak the same embedder."""
+    src, dst = source.get_meta("embedder"), target.get_meta("embedder")
+    src_dim, dst_dim = source.dimension, target.dimension
+    if dst is not None and src is not None and src != dst:
+        raise StoreError(
+            f"the target store's vectors come from {dst}, the source's from {src}: "
+            "re-embed one of them first (memloom reembed)"
+        )
+    if src_dim is not None and dst_dim is not None and src_dim != dst_dim:
+        raise StoreError(
+            f"the target store holds {dst_dim}-dimensional vectors, the source {src_dim}"
+        )
+    if src is not None and dst is None:
+        with target.transaction():
+            target.set_meta("embedder", src)

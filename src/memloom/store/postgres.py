@@ -1,0 +1,1192 @@
+"""The team store: PostgreSQL with pgvector, behind the same protocol as SQLite.
+
+Nothing lives only in this process: vectors are searched by pgvector's HNSW
+index, keyword scores are BM25 computed in SQL from FTS5-identical terms (so
+both backends rank alike), and every write transaction first takes one
+advisory lock — the write path's "is this text already stored?" check and its
+insert are atomic across every ``memloom serve`` sharing the database.
+
+A store opened for a :class:`~memloom.store.base.Principal` (see
+:meth:`PostgresStore.scoped`) reads its owner's rows and its shared team
+scopes, and writes, changes and deletes only its owner's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memloom.store.base import (
+    LOCAL_OWNER,
+    UPDATABLE,
+    ConflictRow,
+    DimensionError,
+    LedgerRow,
+    ListPage,
+    MemoryRow,
+    NotFoundError,
+    Principal,
+    ProvenanceRow,
+    ReadOnlyError,
+    SearchFilter,
+    StoreError,
+    TokenRow,
+    UnavailableError,
+)
+from memloom.store.fts_terms import DocTerms, analyse, analyse_many, query_stems
+from memloom.store.postgres_migrations import MIGRATIONS
+from memloom.store.tokens import hash_token, new_token
+
+try:
+    import psycopg
+    from pgvector.psycopg import register_vector
+    from psycopg.types.json import Jsonb
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise StoreError(
+        "PostgreSQL support needs its client libraries: pip install 'memloom[postgres]'"
+    ) from exc
+
+log = logging.getLogger(__name__)
+
+#: Advisory lock keys ("memloom" in ASCII, then a purpose byte).
+WRITE_LOCK = 0x6D656D6C6F6F6D01
+MIGRATE_LOCK = 0x6D656D6C6F6F6D02
+#: pgvector's HNSW index takes at most this many dimensions; above it, search is exact.
+HNSW_MAX_DIM = 2000
+#: Candidates the HNSW graph explores per query (pgvector's default is 40).
+EF_SEARCH = 200
+# FTS5's BM25 constants (fts5_aux.c), so scores match the SQLite store's.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+_ROW_COLUMNS = (
+    "m.rowid, m.id, m.root_id, m.version, m.status, m.type, m.text, m.original_text, "
+    "m.content_hash, NULL::vector AS embedding, m.source, m.tags, m.metadata, m.project, "
+    "m.sensitivity, m.session_id, m.created_at, m.asserted_at, m.last_referenced, "
+    "m.access_count, m.expires_at, m.expired_at, m.superseded_by, m.decay_level, m.pinned"
+)
+_CONFLICT_COLUMNS = (
+    "id, new_id, existing_id, distance, reason, status, resolution, detail, created_at, resolved_at"
+)
+_LEDGER_COLUMNS = (
+    'path, session_id, project, size, mtime, "offset", lines, hash, status, memories, '
+    "last_error, updated_at"
+)
+
+
+def _row(r: Sequence[Any]) -> MemoryRow:
+    emb = r[9]
+    return MemoryRow(
+        id=r[1],
+        root_id=r[2],
+        version=r[3],
+        status=r[4],
+        type=r[5],
+        text=r[6],
+        original_text=r[7],
+        content_hash=r[8],
+        embedding=None if emb is None else _array(emb),
+        source=r[10],
+        tags=list(r[11]),
+        metadata=dict(r[12]),
+        project=r[13],
+        sensitivity=r[14],
+        session_id=r[15],
+        created_at=r[16],
+        asserted_at=r[17],
+        last_referenced=r[18],
+        access_count=r[19],
+        expires_at=r[20],
+        expired_at=r[21],
+        superseded_by=r[22],
+        decay_level=r[23],
+        pinned=bool(r[24]),
+    )
+
+
+def _array(value: Any) -> np.ndarray:
+    """A vector read from the database (pgvector's ``Vector`` or a sequence)."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def _vec(vec: np.ndarray | None) -> np.ndarray | None:
+    return None if vec is None else np.asarray(vec, dtype=np.float32)
+
+
+def _tsquery(stems: Sequence[str]) -> str:
+    return " | ".join("'" + s.replace("\\", "\\\\").replace("'", "''") + "'" for s in stems)
+
+
+@dataclass
+class _Core:
+    """What every scoped view of one database shares."""
+
+    url: str
+    pool: ConnectionPool
+    local: threading.local = field(default_factory=threading.local)
+    dimension: int | None = None
+    dimension_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class PostgresStore:
+    """:class:`memloom.store.base.Store` on a PostgreSQL database with pgvector."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        principal: Principal | None = None,
+        default_owner: str = LOCAL_OWNER,
+        pool_size: int = 8,
+        _core: _Core | None = None,
+    ) -> None:
+        self.principal = principal
+        self.owner = principal.owner if principal else default_owner
+        self._default_owner = default_owner
+        #: Views made by :meth:`scoped` borrow the pool; only its opener closes it.
+        self._owns_pool = _core is None
+        if _core is not None:
+            self._core = _core
+            return
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                self._migrate(conn)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the PostgreSQL store: {exc}".strip()) from exc
+        pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            open=False,
+            name="memloom",
+        )
+        try:
+            pool.open(wait=True, timeout=30)
+        except Exception as exc:
+            pool.close()
+            raise StoreError(f"cannot open a connection pool to PostgreSQL: {exc}") from exc
+        self._core = _Core(url=url, pool=pool)
+        self._core.dimension = self._read_dimension()
+
+    # ------------------------------------------------------------ plumbing
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection[Any]) -> None:
+        register_vector(conn)
+        conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+        try:
+            # Filtered searches keep walking the graph until k rows pass (pgvector 0.8+).
+            conn.execute("SET hnsw.iterative_scan = strict_order")
+        except psycopg.Error:
+            log.info("pgvector < 0.8: filtered vector searches may return fewer rows")
+
+    @staticmethod
+    def _migrate(conn: psycopg.Connection[Any]) -> None:
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATE_LOCK,))
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS memloom_schema (version INTEGER NOT NULL)")
+            row = conn.execute("SELECT version FROM memloom_schema").fetchone()
+            current = 0 if row is None else int(row[0])
+            if current > len(MIGRATIONS):
+                raise StoreError(
+                    f"the database was written by a newer memloom (schema {current}, this "
+                    f"version knows {len(MIGRATIONS)}); upgrade memloom"
+                )
+            for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+                with conn.transaction():
+                    conn.execute(script)
+                    conn.execute("DELETE FROM memloom_schema")
+                    conn.execute("INSERT INTO memloom_schema (version) VALUES (%s)", (number,))
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
+
+    @property
+    def schema_version(self) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT version FROM memloom_schema").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def scoped(self, principal: Principal | None) -> PostgresStore:
+        """A view of the same database acting for ``principal`` (shares the pool)."""
+        return PostgresStore(
+            self._core.url,
+            principal=principal,
+            default_owner=self._default_owner,
+            _core=self._core,
+        )
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        """This thread's transaction connection, or a pooled one for a single statement."""
+        conn = getattr(self._core.local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self._pooled() as pooled:
+            yield pooled
+
+    @contextmanager
+    def _pooled(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._core.pool.connection() as pooled:
+                yield pooled
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise UnavailableError(f"PostgreSQL: {exc}".strip()) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction; nested calls join the outer one. Writers take turns."""
+        local = self._core.local
+        if getattr(local, "conn", None) is not None:
+            local.depth += 1
+            try:
+                yield
+            finally:
+                local.depth -= 1
+            return
+        with self._pooled() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            local.conn, local.depth = conn, 1
+            dimension = self._core.dimension
+            try:
+                yield
+            except BaseException:
+                self._core.dimension = dimension  # a rolled-back first insert sets none
+                raise
+            finally:
+                local.conn = None
+
+    def _require_tx(self) -> psycopg.Connection[Any]:
+        conn = getattr(self._core.local, "conn", None)
+        if conn is None:
+            raise StoreError("write outside a transaction")
+        return conn
+
+    def close(self) -> None:
+        if self._owns_pool:
+            self._core.pool.close()
+
+    # ------------------------------------------------------------ owners
+
+    def _readable(self, alias: str = "m") -> tuple[str, list[Any]]:
+        if self.principal is None:
+            return "TRUE", []
+        return f"{alias}.owner = ANY(%s)", [sorted(self.principal.readable)]
+
+    def _owned(self, alias: str = "m") -> tuple[str, list[Any]]:
+        if self.principal is None:
+            return "TRUE", []
+        return f"{alias}.owner = %s", [self.owner]
+
+    def _check_writable(self, conn: psycopg.Connection[Any], memory_ids: Sequence[str]) -> None:
+        """Refuse (403) to change a row the principal may only read."""
+        if self.principal is None or not memory_ids:
+            return
+        row = conn.execute(
+            "SELECT id, owner FROM memories WHERE id = ANY(%s) AND owner <> %s "
+            "AND owner = ANY(%s) LIMIT 1",
+            (list(memory_ids), self.owner, sorted(self.principal.readable)),
+        ).fetchone()
+        if row is not None:
+            raise ReadOnlyError(
+                f"memory {row[0]} belongs to the shared scope {row[1]!r}: read-only here"
+            )
+
+    # ------------------------------------------------------------ meta
+
+    def get_meta(self, key: str) -> str | None:
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def _read_dimension(self) -> int | None:
+        value = self.get_meta("dimension")
+        return None if value is None else int(value)
+
+    @property
+    def dimension(self) -> int | None:
+        if self._core.dimension is None:
+            self._core.dimension = self._read_dimension()
+        return self._core.dimension
+
+    def _set_dimension(self, conn: psycopg.Connection[Any], dim: int) -> None:
+        """Type the vector column and build its HNSW index (first vector, or reembed)."""
+        conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+        conn.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dim)})")
+        if dim <= HNSW_MAX_DIM:
+            conn.execute(
+                "CREATE INDEX memories_embedding_hnsw ON memories "
+                "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 128)"
+            )
+        else:
+            log.warning("vectors of %d dimensions: pgvector cannot index them; exact search", dim)
+        self.set_meta("dimension", str(dim))
+        self._core.dimension = dim
+
+    def _check_dimension(self, conn: psycopg.Connection[Any], vec: np.ndarray) -> None:
+        dim = self.dimension
+        if dim is None:
+            # Another server may have set it since we looked: read again under the lock.
+            current = conn.execute("SELECT value FROM meta WHERE key = 'dimension'").fetchone()
+            dim = None if current is None else int(current[0])
+            if dim is None:
+                self._set_dimension(conn, len(vec))
+                return
+            self._core.dimension = dim
+        if dim != len(vec):
+            raise DimensionError(f"embedding has {len(vec)} dimensions; this store uses {dim}")
+
+    # ------------------------------------------------------------ keyword statistics
+
+    @staticmethod
+    def _count_terms(
+        conn: psycopg.Connection[Any], docs: Sequence[tuple[dict[str, int], int]], sign: int
+    ) -> None:
+        """Add (sign=1) or remove (sign=-1) documents from the BM25 statistics."""
+        if not docs:
+            return
+        per_term: dict[str, int] = {}
+        for counts, _ in docs:
+            for term in counts:
+                per_term[term] = per_term.get(term, 0) + 1
+        tokens = sum(length for _, length in docs)
+        terms = sorted(per_term)
+        conn.execute(
+            "INSERT INTO term_stats (term, docs) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+            "ON CONFLICT (term) DO UPDATE SET docs = term_stats.docs + excluded.docs",
+            (terms, [sign * per_term[t] for t in terms]),
+        )
+        if sign < 0:
+            conn.execute("DELETE FROM term_stats WHERE term = ANY(%s) AND docs <= 0", (terms,))
+        conn.execute(
+            "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = 'kw_docs'",
+            (sign * len(docs),),
+        )
+        conn.execute(
+            "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = 'kw_tokens'",
+            (sign * tokens,),
+        )
+
+    # ------------------------------------------------------------ memories
+
+    def insert(self, row: MemoryRow) -> None:
+        self.insert_many([row])
+
+    def insert_many(
+        self, rows: Sequence[MemoryRow], terms: Sequence[DocTerms] | None = None
+    ) -> None:
+        """Insert rows in one round of statements (``memloom migrate`` copies in bulk)."""
+        conn = self._require_tx()
+        if not rows:
+            return
+        for row in rows:
+            if row.embedding is not None:
+                self._check_dimension(conn, row.embedding)
+        docs = list(terms) if terms is not None else analyse_many([r.text for r in rows])
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memories (id, owner, root_id, version, status, type, text, "
+                "original_text, content_hash, embedding, source, tags, metadata, project, "
+                "sensitivity, session_id, created_at, asserted_at, last_referenced, "
+                "access_count, expires_at, expired_at, superseded_by, decay_level, pinned, "
+                "terms, term_counts, doc_len) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "array_to_tsvector(%s::text[]), %s, %s)",
+                [
+                    (
+                        r.id,
+                        self.owner,
+                        r.root_id,
+                        r.version,
+                        r.status,
+                        r.type,
+                        r.text,
+                        r.original_text,
+                        r.content_hash,
+                        _vec(r.embedding),
+                        r.source,
+                        list(r.tags),
+                        Jsonb(r.metadata),
+                        r.project,
+                        r.sensitivity,
+                        r.session_id,
+                        r.created_at,
+                        r.asserted_at,
+                        r.last_referenced,
+                        r.access_count,
+                        r.expires_at,
+                        r.expired_at,
+                        r.superseded_by,
+                        r.decay_level,
+                        bool(r.pinned),
+                        sorted(d.counts),
+                        Jsonb(d.counts),
+                        d.length,
+                    )
+                    for r, d in zip(rows, docs, strict=True)
+                ],
+            )
+        self._count_terms(conn, [(d.counts, d.length) for d in docs], 1)
+
+    def update(self, memory_id: str, **fields: Any) -> None:
+        conn = self._require_tx()
+        unknown = set(fields) - UPDATABLE
+        if unknown:
+            raise StoreError(f"cannot update {sorted(unknown)}")
+        if not fields:
+            return
+        self._check_writable(conn, [memory_id])
+        where, params = self._owned("memories")
+        old = None
+        if "text" in fields:
+            old = conn.execute(
+                f"SELECT term_counts, doc_len FROM memories WHERE id = %s AND {where} FOR UPDATE",
+                [memory_id, *params],
+            ).fetchone()
+            if old is None:
+                return
+        values: dict[str, Any] = dict(fields)
+        if "tags" in values:
+            values["tags"] = list(values["tags"])
+        if "metadata" in values:
+            values["metadata"] = Jsonb(values["metadata"])
+        if "pinned" in values:
+            values["pinned"] = bool(values["pinned"])
+        assignments = [f"{k} = %s" for k in values]
+        doc = None
+        if "text" in fields:
+            doc = analyse(fields["text"])
+            assignments += [
+                "terms = array_to_tsvector(%s::text[])",
+                "term_counts = %s",
+                "doc_len = %s",
+            ]
+            values.update(_terms=sorted(doc.counts), _counts=Jsonb(doc.counts), _len=doc.length)
+        found = conn.execute(
+            f"UPDATE memories SET {', '.join(assignments)} WHERE id = %s AND {where} RETURNING id",
+            [*values.values(), memory_id, *params],
+        ).fetchone()
+        if found is not None and doc is not None and old is not None:
+            self._count_terms(conn, [(dict(old[0]), int(old[1]))], -1)
+            self._count_terms(conn, [(doc.counts, doc.length)], 1)
+
+    def get(self, memory_id: str) -> MemoryRow | None:
+        rows = self.get_many([memory_id])
+        return rows[0] if rows else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[MemoryRow]:
+        """Rows in the order of ``memory_ids`` (missing and unreadable ids are skipped)."""
+        if not memory_ids:
+            return []
+        where, params = self._readable()
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.id = ANY(%s) AND {where}",
+                [list(memory_ids), *params],
+            ).fetchall()
+        by_id = {r[1]: _row(r) for r in rows}
+        return [by_id[i] for i in memory_ids if i in by_id]
+
+    def resolve_prefix(self, prefix: str) -> list[str]:
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        where, params = self._readable()
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT m.id FROM memories m WHERE m.id LIKE %s AND {where} LIMIT 5",
+                [escaped + "%", *params],
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def versions(self, root_id: str) -> list[MemoryRow]:
+        where, params = self._readable()
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.root_id = %s AND {where} "
+                "ORDER BY m.version DESC",
+                [root_id, *params],
+            ).fetchall()
+        return [_row(r) for r in rows]
+
+    def find_by_hash(self, content_hash: str, project: str | None) -> MemoryRow | None:
+        project_sql = "m.project = %s" if project is not None else "m.project IS NULL"
+        with self._conn() as conn:
+            r = conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.content_hash = %s "
+                f"AND m.owner = %s AND m.status = 'active' AND {project_sql} "
+                "ORDER BY m.created_at LIMIT 1",
+                [content_hash, self.owner, *([project] if project is not None else [])],
+            ).fetchone()
+        return None if r is None else _row(r)
+
+    def touch(self, memory_ids: Sequence[str], at: float) -> None:
+        if not memory_ids:
+            return
+        where, params = self._readable("memories")
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE memories SET last_referenced = %s, access_count = access_count + 1 "
+                f"WHERE id = ANY(%s) AND {where}",
+                [at, sorted(memory_ids), *params],
+            )
+
+    def expire_ids(self, memory_ids: Sequence[str], at: float) -> int:
+        conn = self._require_tx()
+        self._check_writable(conn, memory_ids)
+        where, params = self._owned("memories")
+        cur = conn.execute(
+            "UPDATE memories SET status = 'expired', expired_at = %s "
+            f"WHERE status = 'active' AND id = ANY(%s) AND {where}",
+            [at, list(memory_ids), *params],
+        )
+        return cur.rowcount
+
+    def expire_due(self, now: float) -> int:
+        """Mark rows whose TTL has passed as expired (at their expiry time), any owner's:
+        a TTL is the row's own instruction."""
+        conn = self._require_tx()
+        cur = conn.execute(
+            "UPDATE memories SET status = 'expired', expired_at = expires_at "
+            "WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= %s",
+            (now,),
+        )
+        return cur.rowcount
+
+    def has_due(self, now: float) -> bool:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM memories WHERE status = 'active' AND expires_at IS NOT NULL "
+                "AND expires_at <= %s LIMIT 1",
+                (now,),
+            ).fetchone()
+        return row is not None
+
+    def delete(self, memory_ids: Sequence[str]) -> int:
+        conn = self._require_tx()
+        if not memory_ids:
+            return 0
+        self._check_writable(conn, memory_ids)
+        where, params = self._owned("memories")
+        gone = conn.execute(
+            f"DELETE FROM memories WHERE id = ANY(%s) AND {where} "
+            "RETURNING id, term_counts, doc_len",
+            [list(memory_ids), *params],
+        ).fetchall()
+        ids = [r[0] for r in gone]
+        if ids:
+            conn.execute("DELETE FROM provenance WHERE memory_id = ANY(%s)", (ids,))
+            conn.execute(
+                "DELETE FROM conflicts WHERE new_id = ANY(%s) OR existing_id = ANY(%s)",
+                (ids, ids),
+            )
+            self._count_terms(conn, [(dict(r[1]), int(r[2])) for r in gone], -1)
+        return len(ids)
+
+    def select_ids(
+        self, ids: Sequence[str], tags: Sequence[str], before: float | None
+    ) -> list[str]:
+        """Ids matching every given criterion (forget's selection), the caller's own only."""
+        where: list[str] = []
+        params: list[Any] = []
+        if ids:
+            where.append("m.id = ANY(%s)")
+            params.append(list(ids))
+        if tags:
+            where.append("m.tags && %s::text[]")
+            params.append(list(tags))
+        if before is not None:
+            where.append("m.created_at < %s")
+            params.append(before)
+        if not where:
+            return []
+        owned, owned_params = self._owned()
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT m.id FROM memories m WHERE {' AND '.join(where)} AND {owned}",
+                [*params, *owned_params],
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def _filter_sql(self, flt: SearchFilter, alias: str = "m") -> tuple[str, list[Any]]:
+        where = [f"{alias}.status = ANY(%s)"]
+        params: list[Any] = [sorted(flt.statuses)]
+        if flt.project_mode in ("exact", "scoped"):
+            if flt.project is None:
+                where.append(f"{alias}.project IS NULL")
+            elif flt.project_mode == "exact":
+                where.append(f"{alias}.project = %s")
+                params.append(flt.project)
+            else:
+                where.append(f"({alias}.project = %s OR {alias}.project IS NULL)")
+                params.append(flt.project)
+        if flt.types is not None:
+            where.append(f"{alias}.type = ANY(%s)")
+            params.append(sorted(flt.types))
+        if flt.tags is not None:
+            where.append(f"{alias}.tags && %s::text[]")
+            params.append(sorted(flt.tags))
+        if flt.max_sensitivity is not None:
+            where.append(f"{alias}.sensitivity <= %s")
+            params.append(flt.max_sensitivity)
+        if flt.alive_at is not None:
+            where.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > %s)")
+            params.append(flt.alive_at)
+        if flt.own_only:
+            where.append(f"{alias}.owner = %s")
+            params.append(self.owner)
+        else:
+            owners, owner_params = self._readable(alias)
+            where.append(owners)
+            params.extend(owner_params)
+        return " AND ".join(where), params
+
+    def list(
+        self,
+        flt: SearchFilter,
+        *,
+        source: str | None,
+        min_sensitivity: int | None,
+        order: str,
+        limit: int,
+        cursor: str | None,
+    ) -> ListPage:
+        """Keyset pagination: a page costs the same at row 100 and at row 100,000."""
+        where, params = self._filter_sql(flt)
+        if source is not None:
+            where += " AND m.source = %s"
+            params.append(source)
+        if min_sensitivity is not None:
+            where += " AND m.sensitivity >= %s"
+            params.append(min_sensitivity)
+        key = {"recent": "last_referenced", "accessed": "access_count", "created": "created_at"}[
+            order
+        ]
+        page_where, page_params = where, list(params)
+        if cursor:
+            try:
+                last_key, last_rowid = json.loads(cursor)
+                last_key, last_rowid = float(last_key), int(last_rowid)
+            except (ValueError, TypeError) as exc:
+                raise StoreError("invalid cursor") from exc
+            page_where += f" AND (m.{key} < %s OR (m.{key} = %s AND m.rowid < %s))"
+            page_params += [last_key, last_key, last_rowid]
+        with self._conn() as conn:
+            total = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params)
+            total_count = int(total.fetchone()[0])
+            rows = conn.execute(
+                f"SELECT {_ROW_COLUMNS}, m.{key} FROM memories m WHERE {page_where} "
+                f"ORDER BY m.{key} DESC, m.rowid DESC LIMIT %s",
+                [*page_params, limit + 1],
+            ).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        next_cursor = json.dumps([rows[-1][-1], rows[-1][0]]) if more and rows else None
+        return ListPage([_row(r) for r in rows], total_count, next_cursor)
+
+    def iter_all(self, batch: int = 1000, with_embeddings: bool = False) -> Iterator[MemoryRow]:
+        """Every readable row in insertion order, fetched in batches (keyset, no cursor)."""
+        where, params = self._readable()
+        columns = _ROW_COLUMNS.replace("NULL::vector AS embedding", "m.embedding")
+        if not with_embeddings:
+            columns = _ROW_COLUMNS
+        last = 0
+        while True:
+            with self._conn() as conn:
+                rows = conn.execute(
+                    f"SELECT {columns} FROM memories m WHERE m.rowid > %s AND {where} "
+                    "ORDER BY m.rowid LIMIT %s",
+                    [last, *params, batch],
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            for r in rows:
+                yield _row(r)
+
+    def count(self, status: str | None = None) -> int:
+        where, params = self._readable()
+        if status is not None:
+            where += " AND m.status = %s"
+            params.append(status)
+        with self._conn() as conn:
+            row = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params)
+            return int(row.fetchone()[0])
+
+    def stats(self) -> dict[str, Any]:
+        where, params = self._readable()
+        with self._conn() as conn:
+
+            def grouped(column: str, extra: str = "") -> dict[str, int]:
+                rows = conn.execute(
+                    f"SELECT m.{column}, COUNT(*) FROM memories m WHERE {where} {extra} "
+                    f"GROUP BY m.{column}",
+                    params,
+                ).fetchall()
+                return {str(k): int(v) for k, v in rows if k is not None}
+
+            by_status = grouped("status")
+            span = conn.execute(
+                f"SELECT MIN(m.created_at), MAX(m.created_at) FROM memories m WHERE {where}",
+                params,
+            ).fetchone()
+            c_where, c_params = self._owned("c")
+            pending = conn.execute(
+                f"SELECT COUNT(*) FROM conflicts c WHERE c.status = 'pending' AND {c_where}",
+                c_params,
+            ).fetchone()[0]
+            return {
+                "total_memories": sum(by_status.values()),
+                "by_status": by_status,
+                "by_decay_level": grouped("decay_level"),
+                "by_source": grouped("source", "AND m.source IS NOT NULL AND m.source <> ''"),
+                "by_type": grouped("type", "AND m.status = 'active'"),
+                "by_project": grouped("project", "AND m.status = 'active'"),
+                "conflicts_pending": int(pending),
+                "oldest": span[0],
+                "newest": span[1],
+            }
+
+    def decay_candidates(self, older_than: float, level: int, limit: int) -> list[MemoryRow]:
+        where, params = self._owned()
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.status = 'active' "
+                "AND NOT m.pinned AND m.decay_level = %s AND m.last_referenced < %s "
+                f"AND {where} ORDER BY m.last_referenced LIMIT %s",
+                [level, older_than, *params, limit],
+            ).fetchall()
+        return [_row(r) for r in rows]
+
+    # ------------------------------------------------------------ search
+
+    def vector_search(
+        self, query: np.ndarray, k: int, flt: SearchFilter
+    ) -> list[tuple[str, float]]:
+        dim = self.dimension
+        if dim is None or k <= 0:
+            return []
+        if len(query) != dim:
+            raise DimensionError(
+                f"query embedding has {len(query)} dimensions; this store uses {dim}"
+            )
+        where, params = self._filter_sql(flt)
+        q = _vec(query)
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT m.id, 1 - (m.embedding <=> %s) FROM memories m "
+                f"WHERE m.embedding IS NOT NULL AND {where} "
+                "ORDER BY m.embedding <=> %s LIMIT %s",
+                [q, *params, q, k],
+            ).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def keyword_search(
+        self, terms: Sequence[str], k: int, flt: SearchFilter
+    ) -> list[tuple[str, float]]:
+        """BM25 exactly as FTS5 computes it; (id, score), higher is better."""
+        stems = query_stems(terms)
+        if not stems:
+            return []
+        distinct = sorted(set(stems))
+        with self._conn() as conn:
+            df = dict(
+                conn.execute(
+                    "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (distinct,)
+                ).fetchall()
+            )
+            n_docs, n_tokens = self._corpus_size(conn)
+            if n_docs <= 0:
+                return []
+            idf = []
+            for s in stems:
+                hits = int(df.get(s, 0))
+                value = math.log((n_docs - hits + 0.5) / (hits + 0.5))
+                idf.append(value if value > 0 else 1e-6)
+            avgdl = n_tokens / n_docs if n_tokens > 0 else 1.0
+            where, params = self._filter_sql(flt)
+            rows = conn.execute(
+                "SELECT m.id, SUM(q.idf * (tf.v * %s) "
+                "/ (tf.v + %s * (1 - %s + %s * m.doc_len / %s))) AS score FROM memories m "
+                "CROSS JOIN unnest(%s::text[], %s::float8[]) AS q(term, idf) "
+                "CROSS JOIN LATERAL (SELECT (m.term_counts ->> q.term)::float8 AS v) tf "
+                f"WHERE m.terms @@ %s::tsquery AND tf.v IS NOT NULL AND {where} "
+                "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %s",
+                [
+                    BM25_K1 + 1,
+                    BM25_K1,
+                    BM25_B,
+                    BM25_B,
+                    avgdl,
+                    stems,
+                    idf,
+                    _tsquery(distinct),
+                    *params,
+                    k,
+                ],
+            ).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    @staticmethod
+    def _corpus_size(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+        rows = dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('kw_docs', 'kw_tokens')"
+            ).fetchall()
+        )
+        return int(rows.get("kw_docs", 0)), int(rows.get("kw_tokens", 0))
+
+    def document_frequencies(self, stems: Sequence[str]) -> tuple[dict[str, int], int]:
+        if not stems:
+            return {}, 0
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (list(stems),)
+            ).fetchall()
+            n_docs, _ = self._corpus_size(conn)
+        return {r[0]: int(r[1]) for r in rows}, n_docs
+
+    def embeddings_for(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not memory_ids:
+            return {}
+        where, params = self._readable()
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT m.id, m.embedding FROM memories m WHERE m.id = ANY(%s) "
+                f"AND m.embedding IS NOT NULL AND {where}",
+                [list(memory_ids), *params],
+            ).fetchall()
+        return {r[0]: _array(r[1]) for r in rows}
+
+    def replace_embeddings(self, vectors: dict[str, np.ndarray | None], dim: int) -> None:
+        """Swap every vector at once (``memloom reembed``); the index is rebuilt after."""
+        conn = self._require_tx()
+        conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+        conn.execute("ALTER TABLE memories ALTER COLUMN embedding TYPE vector USING NULL")
+        conn.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dim)})")
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE memories SET embedding = %s WHERE id = %s",
+                [(_vec(v), mid) for mid, v in vectors.items()],
+            )
+        self._set_dimension(conn, dim)
+
+    def reload_index(self) -> None:
+        """Nothing to reload: the index lives in the database."""
+        self._core.dimension = self._read_dimension()
+
+    def save_index(self) -> None:
+        """Nothing to save: PostgreSQL persists the HNSW graph itself."""
+
+    # ------------------------------------------------------------ conflicts
+
+    def add_conflict(self, row: ConflictRow) -> None:
+        conn = self._require_tx()
+        conn.execute(
+            "INSERT INTO conflicts (id, owner, new_id, existing_id, distance, reason, status, "
+            "resolution, detail, created_at, resolved_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                row.id,
+                self.owner,
+                row.new_id,
+                row.existing_id,
+                row.distance,
+                row.reason,
+                row.status,
+                row.resolution,
+                Jsonb(row.detail),
+                row.created_at,
+                row.resolved_at,
+            ),
+        )
+
+    def update_conflict(self, conflict_id: str, **fields: Any) -> None:
+        conn = self._require_tx()
+        allowed = {"status", "resolution", "detail", "resolved_at", "reason"}
+        if set(fields) - allowed:
+            raise StoreError(f"cannot update conflict fields {sorted(set(fields) - allowed)}")
+        if "detail" in fields:
+            fields["detail"] = Jsonb(fields["detail"])
+        where, params = self._owned("conflicts")
+        assignments = ", ".join(f"{k} = %s" for k in fields)
+        conn.execute(
+            f"UPDATE conflicts SET {assignments} WHERE id = %s AND {where}",
+            [*fields.values(), conflict_id, *params],
+        )
+
+    @staticmethod
+    def _conflict(r: Sequence[Any]) -> ConflictRow:
+        return ConflictRow(
+            id=r[0],
+            new_id=r[1],
+            existing_id=r[2],
+            distance=r[3],
+            reason=r[4],
+            status=r[5],
+            resolution=r[6],
+            detail=dict(r[7]),
+            created_at=r[8],
+            resolved_at=r[9],
+        )
+
+    def get_conflict(self, conflict_id: str) -> ConflictRow | None:
+        where, params = self._owned("c")
+        with self._conn() as conn:
+            r = conn.execute(
+                f"SELECT {_CONFLICT_COLUMNS} FROM conflicts c WHERE c.id = %s AND {where}",
+                [conflict_id, *params],
+            ).fetchone()
+        return None if r is None else self._conflict(r)
+
+    def list_conflicts(
+        self, status: str | None, limit: int, offset: int
+    ) -> tuple[list[ConflictRow], int]:
+        where, params = self._owned("c")
+        if status:
+            where += " AND c.status = %s"
+            params.append(status)
+        with self._conn() as conn:
+            total = conn.execute(f"SELECT COUNT(*) FROM conflicts c WHERE {where}", params)
+            total_count = int(total.fetchone()[0])
+            rows = conn.execute(
+                f"SELECT {_CONFLICT_COLUMNS} FROM conflicts c WHERE {where} "
+                "ORDER BY c.created_at DESC, c.id LIMIT %s OFFSET %s",
+                [*params, limit, offset],
+            ).fetchall()
+        return [self._conflict(r) for r in rows], total_count
+
+    # ------------------------------------------------------------ provenance
+
+    def add_provenance(self, row: ProvenanceRow) -> None:
+        conn = self._require_tx()
+        conn.execute(
+            "INSERT INTO provenance (owner, memory_id, session_id, path, project, start_line, "
+            "end_line, excerpt, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            (
+                self.owner,
+                row.memory_id,
+                row.session_id,
+                row.path,
+                row.project,
+                row.start_line,
+                row.end_line,
+                row.excerpt,
+                row.created_at or time.time(),
+            ),
+        )
+
+    def provenance(self, memory_ids: Sequence[str]) -> list[ProvenanceRow]:
+        if not memory_ids:
+            return []
+        where, params = self._readable("p")
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT p.memory_id, p.session_id, p.path, p.project, p.start_line, "
+                "p.end_line, p.excerpt, p.created_at FROM provenance p "
+                f"WHERE p.memory_id = ANY(%s) AND {where} ORDER BY p.id",
+                [list(memory_ids), *params],
+            ).fetchall()
+        return [ProvenanceRow(*r) for r in rows]
+
+    # ------------------------------------------------------------ session import
+
+    def ledger_get_many(self, paths: Sequence[str]) -> dict[str, LedgerRow]:
+        if not paths:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE owner = %s AND path = ANY(%s)",
+                (self.owner, list(paths)),
+            ).fetchall()
+        return {r[0]: LedgerRow(*r) for r in rows}
+
+    def ledger_put(self, row: LedgerRow) -> None:
+        conn = self._require_tx()
+        conn.execute(
+            f"INSERT INTO ledger (owner, {_LEDGER_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (owner, path) DO UPDATE SET session_id = excluded.session_id, "
+            "project = excluded.project, size = excluded.size, mtime = excluded.mtime, "
+            '"offset" = excluded."offset", lines = excluded.lines, hash = excluded.hash, '
+            "status = excluded.status, memories = excluded.memories, "
+            "last_error = excluded.last_error, updated_at = excluded.updated_at",
+            (
+                self.owner,
+                row.path,
+                row.session_id,
+                row.project,
+                row.size,
+                row.mtime,
+                row.offset,
+                row.lines,
+                row.hash,
+                row.status,
+                row.memories,
+                row.last_error,
+                row.updated_at or time.time(),
+            ),
+        )
+
+    def ledger_stats(self) -> dict[str, Any]:
+        with self._conn() as conn:
+            r = conn.execute(
+                "SELECT COUNT(*), COUNT(*) FILTER (WHERE status = 'complete'), "
+                "COUNT(*) FILTER (WHERE status = 'partial'), SUM(memories), MAX(updated_at) "
+                "FROM ledger WHERE owner = %s",
+                (self.owner,),
+            ).fetchone()
+        return {
+            "sessions": int(r[0] or 0),
+            "complete": int(r[1] or 0),
+            "partial": int(r[2] or 0),
+            "memories": int(r[3] or 0),
+            "last_import": r[4],
+        }
+
+    def records_seen(self, uuids: Sequence[str], exclude_path: str) -> set[str]:
+        if not uuids:
+            return set()
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT uuid FROM transcript_records WHERE owner = %s AND uuid = ANY(%s) "
+                "AND path <> %s",
+                (self.owner, list(uuids), exclude_path),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def records_add(self, uuids: Sequence[str], path: str) -> None:
+        conn = self._require_tx()
+        if not uuids:
+            return
+        conn.execute(
+            "INSERT INTO transcript_records (owner, uuid, path) "
+            "SELECT %s, u, %s FROM unnest(%s::text[]) u ON CONFLICT DO NOTHING",
+            (self.owner, path, list(uuids)),
+        )
+
+    def ledger_recent(self, limit: int = 10) -> list[LedgerRow]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE owner = %s "
+                "ORDER BY updated_at DESC LIMIT %s",
+                (self.owner, limit),
+            ).fetchall()
+        return [LedgerRow(*r) for r in rows]
+
+    def saved_per_day(self, since: float) -> list[tuple[str, str, int]]:
+        """(local day, type, count) of memories created since ``since``."""
+        offset = time.localtime().tm_gmtoff
+        where, params = self._readable()
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT to_char(to_timestamp(m.created_at + %s) AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD') AS day, m.type, COUNT(*) FROM memories m "
+                f"WHERE m.created_at >= %s AND {where} GROUP BY day, m.type ORDER BY day",
+                [offset, since, *params],
+            ).fetchall()
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def session_neighbours(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each memory with a session, the active memories stored just before and
+        after it in that session: its place in the conversation."""
+        if not memory_ids:
+            return {}
+        where, params = self._readable("x")
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"""
+                SELECT m.id,
+                    (SELECT x.id FROM memories x WHERE x.session_id = m.session_id
+                       AND x.rowid < m.rowid AND x.status = 'active' AND {where}
+                     ORDER BY x.rowid DESC LIMIT 1),
+                    (SELECT x.id FROM memories x WHERE x.session_id = m.session_id
+                       AND x.rowid > m.rowid AND x.status = 'active' AND {where}
+                     ORDER BY x.rowid LIMIT 1)
+                FROM memories m WHERE m.id = ANY(%s) AND m.session_id IS NOT NULL
+                """,
+                [*params, *params, list(memory_ids)],
+            ).fetchall()
+        return {mid: [x for x in (prev, nxt) if x is not None] for mid, prev, nxt in rows}
+
+    # ------------------------------------------------------------ API tokens
+
+    def token_create(
+        self, owner: str, shared: Sequence[str] = (), name: str | None = None
+    ) -> tuple[TokenRow, str]:
+        """A new token for ``owner``; the secret is returned once and stored hashed."""
+        secret = new_token()
+        row = TokenRow(
+            id=uuid.uuid4().hex[:12],
+            name=name,
+            owner=owner,
+            shared=sorted(set(shared) - {owner}),
+            created_at=time.time(),
+        )
+        with self.transaction():
+            self._require_tx().execute(
+                "INSERT INTO api_tokens (id, name, owner, shared, token_hash, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s)",
+                (row.id, row.name, row.owner, row.shared, hash_token(secret), row.created_at),
+            )
+        return row, secret
+
+    def token_list(self) -> list[TokenRow]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id, name, owner, shared, created_at, last_used_at, revoked_at "
+                "FROM api_tokens ORDER BY created_at"
+            ).fetchall()
+        return [TokenRow(r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6]) for r in rows]
+
+    def token_revoke(self, token_id: str) -> TokenRow:
+        with self.transaction():
+            r = (
+                self._require_tx()
+                .execute(
+                    "UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, %s) WHERE id = %s "
+                    "RETURNING id, name, owner, shared, created_at, last_used_at, revoked_at",
+                    (time.time(), token_id),
+                )
+                .fetchone()
+            )
+        if r is None:
+            raise NotFoundError(f"no token {token_id}")
+        return TokenRow(r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6])
+
+    def token_principal(self, secret: str) -> Principal | None:
+        """Who a presented token acts for; None for an unknown or revoked token."""
+        with self._conn() as conn:
+            r = conn.execute(
+                "UPDATE api_tokens SET last_used_at = %s "
+                "WHERE token_hash = %s AND revoked_at IS NULL RETURNING owner, shared",
+                (time.time(), hash_token(secret)),
+            ).fetchone()
+        return None if r is None else Principal(r[0], frozenset(r[1]))
+
+    def has_tokens(self) -> bool:
+        with self._conn() as conn:
+            row = conn.execute("SELECT 1 FROM api_tokens WHERE revoked_at IS NULL LIMIT 1")
+            return row.fetchone() is not None

@@ -1,0 +1,159 @@
+"""PostgreSQL schema, as an ordered list of migrations.
+
+``memloom_schema.version`` records how many have run. Opening a store takes an
+advisory lock first, so several ``memloom serve`` processes starting at once
+migrate the database exactly once.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: the whole model of SQLite's five migrations, plus owners and API tokens
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE memories (
+        rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,  -- conversation and page order
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT 'local',
+        root_id TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        status TEXT NOT NULL DEFAULT 'active'
+            CHECK (status IN ('active', 'stale', 'expired')),
+        type TEXT NOT NULL DEFAULT 'fact'
+            CHECK (type IN ('fact', 'preference', 'episode', 'procedure')),
+        text TEXT NOT NULL,
+        original_text TEXT,
+        content_hash TEXT NOT NULL,
+        embedding vector,  -- typed vector(dim) and HNSW-indexed once the dimension is known
+        source TEXT,
+        tags TEXT[] NOT NULL DEFAULT '{}',
+        metadata JSONB NOT NULL DEFAULT '{}',
+        project TEXT,
+        sensitivity INTEGER NOT NULL DEFAULT 0 CHECK (sensitivity BETWEEN 0 AND 3),
+        session_id TEXT,
+        created_at DOUBLE PRECISION NOT NULL,
+        asserted_at DOUBLE PRECISION NOT NULL,
+        last_referenced DOUBLE PRECISION NOT NULL,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        expires_at DOUBLE PRECISION,
+        expired_at DOUBLE PRECISION,
+        superseded_by TEXT,
+        decay_level INTEGER NOT NULL DEFAULT 0,
+        pinned BOOLEAN NOT NULL DEFAULT FALSE,
+        -- the keyword arm: FTS5-identical stems (GIN), their counts and the length in tokens
+        terms TSVECTOR NOT NULL DEFAULT ''::tsvector,
+        term_counts JSONB NOT NULL DEFAULT '{}',
+        doc_len INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX memories_root ON memories (root_id, version);
+    CREATE INDEX memories_hash ON memories (content_hash, owner);
+    CREATE INDEX memories_status_created ON memories (status, created_at);
+    CREATE INDEX memories_owner_status ON memories (owner, status);
+    CREATE INDEX memories_project ON memories (project);
+    CREATE INDEX memories_tags ON memories USING GIN (tags);
+    CREATE INDEX memories_terms ON memories USING GIN (terms);
+    CREATE INDEX memories_ttl ON memories (expires_at)
+        WHERE status = 'active' AND expires_at IS NOT NULL;
+    CREATE INDEX memories_session ON memories (session_id, rowid)
+        WHERE session_id IS NOT NULL;
+    CREATE INDEX memories_decay ON memories (decay_level, last_referenced)
+        WHERE status = 'active' AND NOT pinned;
+    -- documents per stem, for BM25's IDF (FTS5 keeps the same in its index)
+    CREATE TABLE term_stats (term TEXT PRIMARY KEY, docs BIGINT NOT NULL);
+    INSERT INTO meta (key, value) VALUES ('kw_docs', '0'), ('kw_tokens', '0');
+    CREATE TABLE conflicts (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT 'local',
+        new_id TEXT NOT NULL,
+        existing_id TEXT NOT NULL,
+        distance DOUBLE PRECISION,
+        reason TEXT,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'resolved')),
+        resolution TEXT,
+        detail JSONB NOT NULL DEFAULT '{}',
+        created_at DOUBLE PRECISION NOT NULL,
+        resolved_at DOUBLE PRECISION
+    );
+    CREATE INDEX conflicts_status ON conflicts (status, created_at);
+    CREATE INDEX conflicts_new ON conflicts (new_id);
+    CREATE INDEX conflicts_existing ON conflicts (existing_id);
+    CREATE TABLE provenance (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT 'local',
+        memory_id TEXT NOT NULL,
+        session_id TEXT,
+        path TEXT,
+        project TEXT,
+        start_line INTEGER,
+        end_line INTEGER,
+        excerpt TEXT,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX provenance_memory ON provenance (memory_id);
+    CREATE UNIQUE INDEX provenance_unique
+        ON provenance (memory_id, path, start_line, end_line) NULLS NOT DISTINCT;
+    CREATE TABLE ledger (
+        owner TEXT NOT NULL DEFAULT 'local',
+        path TEXT NOT NULL,
+        session_id TEXT,
+        project TEXT,
+        size BIGINT NOT NULL,
+        mtime DOUBLE PRECISION NOT NULL,
+        "offset" BIGINT NOT NULL,
+        lines BIGINT NOT NULL,
+        hash TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('complete', 'partial')),
+        memories INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        updated_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (owner, path)
+    );
+    CREATE TABLE transcript_records (
+        owner TEXT NOT NULL DEFAULT 'local',
+        uuid TEXT NOT NULL,
+        path TEXT NOT NULL,
+        PRIMARY KEY (owner, uuid)
+    );
+    CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT,
+        owner TEXT NOT NULL,
+        shared TEXT[] NOT NULL DEFAULT '{}',
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at DOUBLE PRECISION NOT NULL,
+        last_used_at DOUBLE PRECISION,
+        revoked_at DOUBLE PRECISION
+    );
+    -- continuous capture: the queue of finished sessions, shared by every server
+    CREATE TABLE capture_jobs (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT 'local',
+        transcript_path TEXT NOT NULL,
+        session_id TEXT,
+        cwd TEXT,
+        reason TEXT,
+        status TEXT NOT NULL DEFAULT 'queued',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        detail TEXT,
+        enqueued_at DOUBLE PRECISION NOT NULL,
+        started_at DOUBLE PRECISION,
+        finished_at DOUBLE PRECISION
+    );
+    CREATE INDEX capture_jobs_status ON capture_jobs (status, id);
+    CREATE UNIQUE INDEX capture_jobs_waiting ON capture_jobs (owner, transcript_path)
+        WHERE status = 'queued';
+    CREATE TABLE capture_budget (
+        owner TEXT NOT NULL DEFAULT 'local',
+        day TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        PRIMARY KEY (owner, day)
+    );
+    CREATE TABLE capture_events (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        kind TEXT NOT NULL,
+        detail TEXT,
+        at DOUBLE PRECISION NOT NULL
+    );
+    """,
+]

@@ -1,0 +1,320 @@
+"""The PostgreSQL store on a real server: parity with SQLite, owners, concurrency, migrate."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import memloom
+from memloom.store.base import (
+    MemoryRow,
+    NotFoundError,
+    Principal,
+    ReadOnlyError,
+    SearchFilter,
+    StoreError,
+)
+from memloom.store.postgres import PostgresStore
+from memloom.store.postgres_migrations import MIGRATIONS
+from memloom.store.sqlite import SQLiteStore
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "transcripts"
+
+
+def _texts(limit: int = 300) -> list[str]:
+    """Real text: prose and tool output from the fixture transcripts."""
+    out: list[str] = []
+    for path in sorted(FIXTURE.rglob("*.jsonl")):
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            content = (rec.get("message") or {}).get("content") if isinstance(rec, dict) else None
+            if isinstance(content, str) and len(content) > 20:
+                out.append(content[:3000])
+            elif isinstance(content, list):
+                for block in content:
+                    if not isinstance(block, dict):
+                        continue
+                    text = block.get("text") or block.get("content")  # prose, tool output
+                    if isinstance(text, str) and len(text) > 20:
+                        out.append(text[:3000])
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def _row(i: int, text: str, vec: np.ndarray, **fields) -> MemoryRow:
+    now = time.time()
+    return MemoryRow(
+        id=f"m{i:05d}",
+        root_id=f"m{i:05d}",
+        version=1,
+        status=fields.pop("status", "active"),
+        type="fact",
+        text=text,
+        original_text=None,
+        content_hash=f"h{i}",
+        embedding=vec,
+        source=None,
+        tags=fields.pop("tags", []),
+        metadata={},
+        project=fields.pop("project", None),
+        sensitivity=0,
+        session_id=fields.pop("session_id", None),
+        created_at=now,
+        asserted_at=now,
+        last_referenced=now,
+        **fields,
+    )
+
+
+@pytest.fixture
+def both(tmp_path, pg_url):
+    sqlite, pg = SQLiteStore(tmp_path / "m.db"), PostgresStore(pg_url)
+    yield sqlite, pg
+    sqlite.close()
+    pg.close()
+
+
+def _fill(stores, texts, dim=16, seed=7):
+    rng = np.random.default_rng(seed)
+    vecs = rng.normal(size=(len(texts), dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    for store in stores:
+        with store.transaction():
+            for i, (t, v) in enumerate(zip(texts, vecs, strict=True)):
+                store.insert(
+                    _row(i, t, v, project="a" if i % 3 else "b", tags=["x"] if i % 5 == 0 else [])
+                )
+    return vecs
+
+
+def test_keyword_scores_match_sqlite_fts5_bm25(both):
+    sqlite, pg = both
+    texts = _texts()
+    assert len(texts) >= 200
+    _fill(both, texts)
+    queries = [
+        ["test", "failing"],
+        ["database", "migration", "schema"],
+        ["npm", "install"],
+        ["error", "the"],
+        ["running", "runs", "run"],  # one stem, three phrases
+        ["README"],
+    ]
+    compared = 0
+    for terms in queries:
+        for flt in (SearchFilter(), SearchFilter(project="a", project_mode="exact")):
+            want = sqlite.keyword_search(terms, 20, flt)
+            got = pg.keyword_search(terms, 20, flt)
+            assert [i for i, _ in got] == [i for i, _ in want] or {i for i, _ in got} == {
+                i for i, _ in want
+            }, terms
+            got_scores = dict(got)
+            for mid, score in want:
+                assert got_scores[mid] == pytest.approx(score, rel=1e-9), (terms, mid)
+                compared += 1
+    assert compared > 50
+    stems = ["test", "file", "run", "zzzznothing"]
+    assert pg.document_frequencies(stems) == sqlite.document_frequencies(stems)
+
+
+def test_keyword_statistics_follow_updates_and_deletes(both):
+    sqlite, pg = both
+    texts = _texts(60)
+    _fill(both, texts)
+    for store in both:
+        with store.transaction():
+            store.update("m00001", text="a rewritten memory about pgvector indexes")
+            store.delete(["m00002", "m00003"])
+    for terms in (["pgvector"], ["memory", "the"], ["test"]):
+        want = dict(sqlite.keyword_search(terms, 50, SearchFilter()))
+        got = dict(pg.keyword_search(terms, 50, SearchFilter()))
+        assert got.keys() == want.keys()
+        for mid, score in want.items():
+            assert got[mid] == pytest.approx(score, rel=1e-9)
+
+
+def test_vector_scores_and_filters_match_sqlite(both):
+    sqlite, pg = both
+    texts = [f"memory number {i}" for i in range(400)]
+    vecs = _fill(both, texts)
+    rng = np.random.default_rng(1)
+    for flt in (
+        SearchFilter(),
+        SearchFilter(project="b", project_mode="exact"),
+        SearchFilter(tags=frozenset({"x"})),
+    ):
+        for _ in range(5):
+            q = rng.normal(size=16).astype(np.float32)
+            q /= np.linalg.norm(q)
+            want = sqlite.vector_search(q, 10, flt)
+            got = pg.vector_search(q, 10, flt)
+            assert [i for i, _ in got] == [i for i, _ in want]
+            for (_, a), (_, b) in zip(got, want, strict=True):
+                assert a == pytest.approx(b, abs=1e-5)
+    emb = pg.embeddings_for(["m00007"])
+    assert np.allclose(emb["m00007"], vecs[7], atol=1e-6)
+
+
+def test_schema_is_migrated_once_and_a_newer_schema_is_refused(pg_url):
+    stores = []
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            stores.append(PostgresStore(pg_url))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert {s.schema_version for s in stores} == {len(MIGRATIONS)}
+    with stores[0]._conn() as conn:
+        conn.execute("UPDATE memloom_schema SET version = 99")
+    for s in stores:
+        s.close()
+    with pytest.raises(StoreError, match="newer memloom"):
+        PostgresStore(pg_url)
+
+
+def test_owners_see_their_own_and_shared_rows_only(pg_url):
+    root = PostgresStore(pg_url)
+    alice = root.scoped(Principal("alice", frozenset({"team"})))
+    bob = root.scoped(Principal("bob"))
+    team = root.scoped(Principal("team"))
+    v = np.ones(4, dtype=np.float32) / 2
+    for store, i, text in (
+        (alice, 1, "alice secret plan"),
+        (bob, 2, "bob secret plan"),
+        (team, 3, "team secret plan"),
+    ):
+        with store.transaction():
+            store.insert(_row(i, text, v))
+    assert {r.text for r in alice.iter_all()} == {"alice secret plan", "team secret plan"}
+    assert {r.text for r in bob.iter_all()} == {"bob secret plan"}
+    assert len(list(root.iter_all())) == 3  # unscoped: the whole store
+    assert bob.get("m00001") is None and bob.get_many(["m00001", "m00003"]) == []
+    assert {i for i, _ in alice.vector_search(v, 10, SearchFilter())} == {"m00001", "m00003"}
+    assert [i for i, _ in bob.keyword_search(["secret"], 10, SearchFilter())] == ["m00002"]
+    assert bob.resolve_prefix("m0000") == ["m00002"]
+    assert bob.count() == 1 and bob.stats()["total_memories"] == 1
+    # the write path's dedup search sees only rows the caller could merge into
+    assert [i for i, _ in alice.vector_search(v, 10, SearchFilter(own_only=True))] == ["m00001"]
+    assert alice.find_by_hash("h3", None) is None and team.find_by_hash("h3", None) is not None
+    # a shared scope is read-only; another owner's rows are simply not there
+    with pytest.raises(ReadOnlyError, match="team"), alice.transaction():
+        alice.update("m00003", text="alice rewrites the team plan")
+    with alice.transaction():
+        assert alice.delete(["m00002"]) == 0
+        assert alice.expire_ids(["m00002"], time.time()) == 0
+        alice.update("m00002", text="alice was here")
+    assert root.get("m00002").text == "bob secret plan"
+    assert alice.select_ids(["m00001", "m00002", "m00003"], [], None) == ["m00001"]
+    root.close()
+
+
+def test_two_servers_storing_the_same_text_at_once_make_one_memory(pg_url, tmp_path):
+    """Separate engines (own pools, own connections) racing on identical writes."""
+    engines = [memloom.open(home=str(tmp_path / f"h{i}"), database_url=pg_url) for i in range(4)]
+    barrier = threading.Barrier(len(engines))
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def write(m: memloom.Memloom) -> None:
+        try:
+            barrier.wait()
+            for n in range(25):
+                text = f"the staging database is at db{n}.staging.internal"
+                one_hot = [1.0 if j == n else 0.0 for j in range(25)]  # unrelated to the others
+                res = m.store({"entries": [{"text": text, "embedding": one_hot}]})
+                results.extend(res.ids)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(m,)) for m in engines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert engines[0].backend.count() == 25
+    assert len(set(results)) == 25  # every writer got the one memory's id back
+    for m in engines:
+        m.close()
+
+
+def test_tokens_are_hashed_listed_and_revoked(pg_url):
+    store = PostgresStore(pg_url)
+    row, secret = store.token_create("alice", ["team", "alice"], name="laptop")
+    assert secret.startswith("mlt_") and row.shared == ["team"]
+    with store._conn() as conn:
+        stored = conn.execute("SELECT token_hash FROM api_tokens").fetchone()[0]
+    assert secret not in stored and len(stored) == 64
+    assert store.has_tokens()
+    assert store.token_principal(secret) == Principal("alice", frozenset({"team"}))
+    assert store.token_principal(secret + "x") is None
+    assert [t.id for t in store.token_list()] == [row.id]
+    store.token_revoke(row.id)
+    assert store.token_principal(secret) is None and not store.has_tokens()
+    with pytest.raises(NotFoundError):
+        store.token_revoke("nope")
+    store.close()
+
+
+def test_migrate_copies_a_sqlite_store_and_can_run_again(tmp_path, pg_url):
+    from memloom.store.base import LedgerRow, ProvenanceRow
+    from memloom.store.migrate import migrate
+
+    home = tmp_path / "home"
+    with memloom.open(home=str(home)) as m:
+        first = m.store({"entries": [{"text": "deploys run on Fridays", "embedding": [1, 0]}]})
+        m.store({"entries": [{"text": "deploys never run on Fridays", "embedding": [0.77, 0.64]}]})
+        m.update(first.ids[0], "deploys run on Thursdays")
+        with m.backend.transaction():
+            m.backend.add_provenance(
+                ProvenanceRow(first.ids[0], "s1", "/x/s1.jsonl", "api", 3, 9, "excerpt")
+            )
+            m.backend.ledger_put(
+                LedgerRow("/x/s1.jsonl", "s1", "api", 10, 1.0, 10, 2, "abc", "complete", 1)
+            )
+            m.backend.records_add(["u1", "u2"], "/x/s1.jsonl")
+        want_recall = [
+            r.id for r in m.recall({"query_embedding": [1, 0.1], "touch": False}).memories
+        ]
+        before = {d.id: d for d in m.export()}
+    source = SQLiteStore(home / "memloom.db")
+    target = PostgresStore(pg_url, principal=Principal("alice"))
+    report = migrate(source, target)
+    assert (report.memories, report.conflicts, report.provenance) == (3, 1, 1)
+    assert (report.ledger, report.records, report.target_total) == (1, 2, 3)
+    again = migrate(source, target)
+    assert (again.memories, again.skipped, again.target_total) == (0, 3, 3)
+    source.close()
+    target.close()
+    with memloom.open(home=str(tmp_path / "other"), database_url=pg_url) as m:
+        after = {d.id: d for d in m.export()}
+        assert after.keys() == before.keys()
+        for mid, doc in before.items():
+            assert after[mid].model_dump(exclude={"provenance"}) == doc.model_dump(
+                exclude={"provenance"}
+            )
+        recalled = m.recall({"query_embedding": [1, 0.1], "touch": False}).memories
+        assert [r.id for r in recalled] == want_recall
+        assert m.conflicts("pending", 10, 0).total == 1
+        assert m.backend.ledger_get_many(["/x/s1.jsonl"]) == {}  # the ledger is alice's
+    alice = PostgresStore(pg_url, principal=Principal("alice"))
+    assert alice.ledger_get_many(["/x/s1.jsonl"])["/x/s1.jsonl"].hash == "abc"
+    assert alice.records_seen(["u1", "u3"], "/other") == {"u1"}
+    alice.close()
