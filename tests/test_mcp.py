@@ -46,6 +46,12 @@ def go(test: Callable[[], Awaitable[None]]) -> None:
     anyio.run(bounded)
 
 
+def _database_env() -> dict[str, str]:
+    """The stdio client passes servers only the variables it is given: the store's too."""
+    url = os.environ.get("MEMLOOM_DATABASE_URL")
+    return {"MEMLOOM_DATABASE_URL": url} if url else {}
+
+
 @asynccontextmanager
 async def stdio_session(home: Path, errlog: Path) -> AsyncIterator[ClientSession]:
     """A server spawned the way an MCP client spawns ``memloom mcp``."""
@@ -54,7 +60,7 @@ async def stdio_session(home: Path, errlog: Path) -> AsyncIterator[ClientSession
     params = StdioServerParameters(
         command=str(script) if script.exists() else sys.executable,
         args=["mcp"] if script.exists() else ["-m", "memloom._entry", "mcp"],
-        env={"MEMLOOM_HOME": str(home)},
+        env={"MEMLOOM_HOME": str(home), **_database_env()},
     )
     with errlog.open("a") as err:
         async with (
@@ -82,11 +88,17 @@ def structured(result: CallToolResult) -> dict[str, Any]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
-    """MEMLOOM_HOME for the servers; afterwards, every server must have closed the store."""
+def home(tmp_path: Path, backend: str, monkeypatch) -> Iterator[Path]:
+    """MEMLOOM_HOME for the servers (with MEMLOOM_DATABASE_URL on the PostgreSQL run);
+    afterwards, every server must have closed the store."""
     path = tmp_path / "home"
     path.mkdir()
+    postgres = backend.startswith("postgresql")
+    if postgres:
+        monkeypatch.setenv("MEMLOOM_DATABASE_URL", backend)
     yield path
+    if postgres:
+        return
     # SQLite removes the WAL file when its last connection closes: a server that
     # was killed, or left its engine open, would leave it behind.
     assert (path / "memloom.db").exists()
@@ -387,11 +399,11 @@ def test_http_refuses_a_non_loopback_host(tmp_path):
 # ---------------------------------------------------------------- in process
 
 
-def test_lifecycle_tools_in_process(tmp_path):
+def test_lifecycle_tools_in_process(tmp_path, backend):
     """build_server with an engine the caller owns; the SDK's in-memory client."""
     from mcp import Client
 
-    engine = memloom.open(str(tmp_path))
+    engine = memloom.open(str(tmp_path), database_url=backend)
     try:
         server = build_server(engine)
 

@@ -78,9 +78,13 @@ def status(home: Path, claude: Path, **extra: str) -> dict:
 
 
 @pytest.fixture
-def dirs(tmp_path):
+def dirs(tmp_path, backend, monkeypatch):
+    """MEMLOOM_HOME and CLAUDE_CONFIG_DIR; on the PostgreSQL run every process the test
+    starts (hooks, CLI, daemon) finds the shared store in MEMLOOM_DATABASE_URL."""
     home, claude = tmp_path / "home", tmp_path / "claude"
     (claude / "projects").mkdir(parents=True)
+    if backend.startswith("postgresql"):
+        monkeypatch.setenv("MEMLOOM_DATABASE_URL", backend)
     return home, claude
 
 
@@ -256,8 +260,19 @@ def test_prompt_recall_prints_a_compact_block_and_stays_silent_on_failure(dirs):
         res = hook(payload)
         assert (res.returncode, res.stdout) == (0, ""), payload
 
-    (home / "memloom.db").write_bytes(b"this is not a database")
-    res = hook({"prompt": "staging database port", "cwd": "/home/dev/acme"})
+    # A broken store (a corrupt file; a database server that is not there) means silence.
+    if os.environ.get("MEMLOOM_DATABASE_URL"):
+        res = memloom(
+            home,
+            claude,
+            "hook",
+            "prompt-recall",
+            stdin=json.dumps({"prompt": "staging database port", "cwd": "/home/dev/acme"}),
+            MEMLOOM_DATABASE_URL="postgresql://postgres@127.0.0.1:9/none?connect_timeout=2",
+        )
+    else:
+        (home / "memloom.db").write_bytes(b"this is not a database")
+        res = hook({"prompt": "staging database port", "cwd": "/home/dev/acme"})
     assert (res.returncode, res.stdout) == (0, "")
 
 

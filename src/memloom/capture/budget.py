@@ -1,4 +1,4 @@
-"""The daily cap on unattended LLM calls, counted per local day in capture.db."""
+"""The daily cap on unattended LLM calls, counted per local day."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import os
 import time
 from dataclasses import dataclass
 from typing import Any
-
-from memloom.capture.queue import CaptureQueue
 
 DEFAULT_DAILY_CAP = 200
 
@@ -33,19 +31,14 @@ def daily_cap(settings_raw: dict[str, Any] | None = None) -> int:
 
 @dataclass
 class Budget:
-    queue: CaptureQueue
+    """Today's count of unattended calls, kept by the queue's database (so every
+    process, and on PostgreSQL every server, draws on the same cap)."""
+
+    queue: Any
     cap: int
 
-    def __post_init__(self) -> None:
-        self.queue.db.execute(
-            "CREATE TABLE IF NOT EXISTS budget (day TEXT PRIMARY KEY, calls INTEGER NOT NULL)"
-        )
-
     def used(self, day: str | None = None) -> int:
-        row = self.queue.db.execute(
-            "SELECT calls FROM budget WHERE day = ?", (day or today(),)
-        ).fetchone()
-        return int(row[0]) if row else 0
+        return int(self.queue.budget_used(day or today()))
 
     @property
     def paused(self) -> bool:
@@ -53,20 +46,4 @@ class Budget:
 
     def take(self) -> bool:
         """Count one unattended extraction call; False when today's cap is spent."""
-        day = today()
-        self.queue.db.execute("BEGIN IMMEDIATE")
-        try:
-            used = self.used(day)
-            if used >= self.cap:
-                self.queue.db.execute("COMMIT")
-                return False
-            self.queue.db.execute(
-                "INSERT INTO budget (day, calls) VALUES (?, 1) "
-                "ON CONFLICT (day) DO UPDATE SET calls = calls + 1",
-                (day,),
-            )
-            self.queue.db.execute("COMMIT")
-        except BaseException:
-            self.queue.db.execute("ROLLBACK")
-            raise
-        return True
+        return bool(self.queue.budget_take(today(), self.cap))

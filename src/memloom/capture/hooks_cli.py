@@ -97,9 +97,9 @@ def prompt_recall(home: Path) -> str:
 
 def _log(home: Path, kind: str, detail: str) -> None:
     try:
-        from memloom.capture.queue import CaptureQueue
+        from memloom.capture.queue import open_queue
 
-        queue = CaptureQueue(home)
+        queue = open_queue(home)
         try:
             queue.log(kind, detail[:500])
         finally:

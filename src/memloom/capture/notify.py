@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memloom.capture.queue import CaptureQueue
+from memloom.capture.queue import open_queue
 
 
 class NotificationRefused(ValueError):
@@ -36,7 +36,7 @@ def validate_transcript(path_text: Any, projects: Path | None = None) -> Path:
 
 def accept_notification(home: Path, payload: dict[str, Any]) -> dict[str, Any]:
     """Queue the session; raises NotificationRefused (and logs it) for a bad path."""
-    queue = CaptureQueue(home)
+    queue = open_queue(home)
     try:
         try:
             path = validate_transcript(payload.get("transcript_path"))

@@ -68,7 +68,9 @@ def keyword_recall(
     from memloom.ranking import query_terms, selective_terms, stem
 
     path = _database(home)
-    if path is None or not path.exists():
+    if path is None:
+        return _shared_keyword_recall(home, prompt, project, limit=limit)
+    if not path.exists():
         return []
     terms = query_terms(prompt)[:32]
     if not terms:
@@ -104,4 +106,44 @@ def keyword_recall(
         db.close()
     return [
         {"id": r[0], "text": r[1], "type": r[2], "project": r[3], "sensitivity": r[4]} for r in rows
+    ]
+
+
+def _shared_keyword_recall(
+    home: Path, prompt: str, project: str | None, *, limit: int
+) -> list[dict[str, Any]]:
+    """The same fallback on a PostgreSQL store, through the store's own keyword arm."""
+    from memloom.config import load_settings
+    from memloom.engine import open_store
+    from memloom.ranking import query_terms, selective_terms, stem
+    from memloom.store.base import SearchFilter
+
+    terms = query_terms(prompt)[:32]
+    if not terms:
+        return []
+    store = open_store(load_settings(home))
+    try:
+        df, total = store.document_frequencies([stem(t) for t in terms])
+        chosen = [t for t in selective_terms(terms, df, max(total, 1000)) if df.get(stem(t))]
+        if not chosen:
+            return []
+        flt = SearchFilter(
+            project=project,
+            project_mode="scoped" if project else "any",
+            max_sensitivity=2,
+            alive_at=time.time(),
+        )
+        hits = store.keyword_search(chosen, limit, flt)
+        rows = store.get_many([h[0] for h in hits])
+    finally:
+        store.close()
+    return [
+        {
+            "id": r.id,
+            "text": r.text,
+            "type": r.type,
+            "project": r.project,
+            "sensitivity": r.sensitivity,
+        }
+        for r in rows
     ]

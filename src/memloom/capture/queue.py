@@ -12,6 +12,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -28,6 +29,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at REAL
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status, id);
+CREATE TABLE IF NOT EXISTS budget (day TEXT PRIMARY KEY, calls INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     kind TEXT NOT NULL,  -- hook_notify, hook_refused, worker_run, worker_error, ...
@@ -163,3 +165,41 @@ class CaptureQueue:
             (limit,),
         )
         return [Job(*r) for r in rows]
+
+    # ---------------------------------------------------------------- daily budget
+
+    def budget_used(self, day: str) -> int:
+        row = self.db.execute("SELECT calls FROM budget WHERE day = ?", (day,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def budget_take(self, day: str, cap: int) -> bool:
+        """Count one call against ``day`` unless ``cap`` is reached (atomically)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if self.budget_used(day) >= cap:
+                self.db.execute("COMMIT")
+                return False
+            self.db.execute(
+                "INSERT INTO budget (day, calls) VALUES (?, 1) "
+                "ON CONFLICT (day) DO UPDATE SET calls = calls + 1",
+                (day,),
+            )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return True
+
+
+def open_queue(home: Path, settings: Any = None) -> Any:
+    """The capture queue of the configured store: ``capture.db`` beside a SQLite
+    store, the shared tables of a PostgreSQL one (claimed with SKIP LOCKED)."""
+    if settings is None:
+        from memloom.config import load_settings
+
+        settings = load_settings(home)
+    if settings.is_postgres:
+        from memloom.capture.pg_queue import PgCaptureQueue
+
+        return PgCaptureQueue(settings.database_url, owner=settings.owner or "local")
+    return CaptureQueue(home)

@@ -7,7 +7,7 @@ from typing import Any
 
 from memloom.capture.budget import Budget, daily_cap
 from memloom.capture.connect import installed_hooks, settings_path
-from memloom.capture.queue import CaptureQueue
+from memloom.capture.queue import open_queue
 from memloom.capture.scope import load_scope
 
 FAILURE_KINDS = (
@@ -28,7 +28,7 @@ def _when(at: float) -> str:
 def capture_summary(home: Any, settings_raw: dict[str, Any]) -> dict[str, Any]:
     """Queue, budget, scope, hooks and the last events: no engine needed."""
     scope = load_scope(home)
-    queue = CaptureQueue(home)
+    queue = open_queue(home)
     try:
         cap = daily_cap(settings_raw)
         used = Budget(queue, cap).used()
@@ -69,7 +69,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
     home = settings.home
     daemon = read_daemon(home)
     scope = load_scope(home)
-    queue = CaptureQueue(home)
+    queue = open_queue(home, settings)
     try:
         cap = daily_cap(settings.raw)
         budget = Budget(queue, cap)

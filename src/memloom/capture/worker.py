@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memloom.capture.budget import Budget, daily_cap
-from memloom.capture.queue import CaptureQueue
+from memloom.capture.queue import open_queue
 from memloom.capture.scope import load_scope
 
 log = logging.getLogger("memloom.capture")
@@ -39,7 +39,7 @@ class CaptureWorker:
     def state(self) -> dict[str, Any]:
         return {"last_run": self.last_run, "last_error": self.last_error, "paused": self.paused}
 
-    def _budget(self, queue: CaptureQueue) -> Budget:
+    def _budget(self, queue: Any) -> Budget:
         return Budget(queue, daily_cap(self.engine.settings.raw))
 
     def _allow(self, budget: Budget) -> Callable[[], bool]:
@@ -52,7 +52,7 @@ class CaptureWorker:
 
     def drain(self, limit: int | None = None) -> int:
         """Process queued jobs; returns how many finished (done or skipped)."""
-        queue = CaptureQueue(self.home)
+        queue = open_queue(self.home, self.engine.settings)
         try:
             queue.recover()
             budget = self._budget(queue)
@@ -72,7 +72,7 @@ class CaptureWorker:
         finally:
             queue.close()
 
-    def _run_job(self, queue: CaptureQueue, budget: Budget, job: Any) -> None:
+    def _run_job(self, queue: Any, budget: Budget, job: Any) -> None:
         from memloom.sessions.discover import session_project
 
         self.last_run = time.time()
@@ -130,7 +130,7 @@ class CaptureWorker:
             claude_projects().parent, days=self.sweep_days, max_sessions=self.sweep_sessions
         )
         rows = self.engine.backend.ledger_get_many([str(f.path) for f in found.files])
-        queue = CaptureQueue(self.home)
+        queue = open_queue(self.home, self.engine.settings)
         queued = 0
         try:
             for f in found.files:

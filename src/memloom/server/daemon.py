@@ -172,10 +172,10 @@ class Services:
     # ---------------------------------------------------------------- capture
 
     def _queue_length(self) -> int | None:
-        from memloom.capture.queue import CaptureQueue
+        from memloom.capture.queue import open_queue
 
         try:
-            q = CaptureQueue(self.home)
+            q = open_queue(self.home, self.engine.settings)
             try:
                 return q.pending()
             finally:

@@ -125,23 +125,27 @@ MIGRATIONS: list[str] = [
         last_used_at DOUBLE PRECISION,
         revoked_at DOUBLE PRECISION
     );
-    -- continuous capture: the queue of finished sessions, shared by every server
+    -- continuous capture: finished sessions waiting for import. Transcripts are files
+    -- on one machine, so a job belongs to the host that queued it; the servers of that
+    -- host share its queue and claim jobs with SELECT ... FOR UPDATE SKIP LOCKED.
     CREATE TABLE capture_jobs (
         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         owner TEXT NOT NULL DEFAULT 'local',
+        host TEXT NOT NULL,
         transcript_path TEXT NOT NULL,
         session_id TEXT,
         cwd TEXT,
         reason TEXT,
-        status TEXT NOT NULL DEFAULT 'queued',
+        status TEXT NOT NULL DEFAULT 'queued'
+            CHECK (status IN ('queued', 'running', 'done', 'skipped', 'failed')),
         attempts INTEGER NOT NULL DEFAULT 0,
         detail TEXT,
         enqueued_at DOUBLE PRECISION NOT NULL,
         started_at DOUBLE PRECISION,
         finished_at DOUBLE PRECISION
     );
-    CREATE INDEX capture_jobs_status ON capture_jobs (status, id);
-    CREATE UNIQUE INDEX capture_jobs_waiting ON capture_jobs (owner, transcript_path)
+    CREATE INDEX capture_jobs_status ON capture_jobs (host, status, id);
+    CREATE UNIQUE INDEX capture_jobs_waiting ON capture_jobs (owner, host, transcript_path)
         WHERE status = 'queued';
     CREATE TABLE capture_budget (
         owner TEXT NOT NULL DEFAULT 'local',
@@ -151,9 +155,12 @@ MIGRATIONS: list[str] = [
     );
     CREATE TABLE capture_events (
         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT 'local',
+        host TEXT NOT NULL,
         kind TEXT NOT NULL,
         detail TEXT,
         at DOUBLE PRECISION NOT NULL
     );
+    CREATE INDEX capture_events_kind ON capture_events (owner, host, kind, id);
     """,
 ]
