@@ -29,7 +29,8 @@ HELP = """\
 memloom — long-term memory for AI coding agents, kept on your machine.
 
 Memories are short typed statements (fact, preference, episode, procedure) in a
-SQLite file under MEMLOOM_HOME (default ~/.memloom). They come from your Claude
+SQLite file under MEMLOOM_HOME (default ~/.memloom), or for a team in PostgreSQL
+(MEMLOOM_DATABASE_URL=postgresql://…, see `memloom tokens`). They come from your Claude
 Code sessions (distilled, secrets redacted) or from you and your agents.
 Recall ranks them by meaning, keywords, recency and tags. Everything runs
 offline; an LLM (MEMLOOM_LLM) makes the distilled memories better.
@@ -1157,4 +1158,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run as ``python -m memloom.cli``: go through the imported module, so that
+    # commands defined elsewhere (memloom.cli_team) share its classes.
+    from memloom.cli import main as _main
+
+    _main()

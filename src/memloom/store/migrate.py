@@ -10,7 +10,7 @@ the target are left as they are.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memloom.store.base import StoreError
@@ -29,7 +29,6 @@ class MigrationReport:
     ledger: int = 0
     records: int = 0
     target_total: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def migrate(
@@ -40,10 +39,11 @@ def migrate(
     """Copy everything from ``source`` into ``target`` (rows owned by ``target.owner``)."""
     report = MigrationReport()
     _check_embedder(source, target)
+    everyone = target.scoped(None)  # ids already copied, under whichever owner
     total = source.count()
     done = 0
     for batch in source.iter_rows(BATCH):
-        present = {r.id for r in target.get_many([r.id for r in batch])}
+        present = {r.id for r in everyone.get_many([r.id for r in batch])}
         fresh = [r for r in batch if r.id not in present]
         if fresh:
             with target.transaction():
@@ -54,7 +54,7 @@ def migrate(
         if progress is not None:
             progress(done, total)
     with target.transaction():
-        existing = {c.id for c in target.list_conflicts(None, 10**9, 0)[0]}
+        existing = {c.id for c in everyone.list_conflicts(None, 10**9, 0)[0]}
         for c in source.all_conflicts():
             if c.id not in existing:
                 target.add_conflict(c)
@@ -71,7 +71,7 @@ def migrate(
         for path, uuids in by_path.items():
             target.records_add(uuids, path)
             report.records += len(uuids)
-    report.target_total = target.count()
+    report.target_total = everyone.count()
     return report
 
 

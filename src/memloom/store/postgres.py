@@ -66,6 +66,8 @@ MIGRATE_LOCK = 0x6D656D6C6F6F6D02
 HNSW_MAX_DIM = 2000
 #: Candidates the HNSW graph explores per query (pgvector's default is 40).
 EF_SEARCH = 200
+#: Seconds between updates of a token's ``last_used_at``.
+TOKEN_USE_RESOLUTION = 60.0
 # FTS5's BM25 constants (fts5_aux.c), so scores match the SQLite store's.
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -882,6 +884,10 @@ class PostgresStore:
     def replace_embeddings(self, vectors: dict[str, np.ndarray | None], dim: int) -> None:
         """Swap every vector at once (``memloom reembed``); the index is rebuilt after."""
         conn = self._require_tx()
+        if self.principal is not None:
+            raise StoreError(
+                "re-embedding rewrites every owner's vectors: run it without MEMLOOM_OWNER"
+            )
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
         conn.execute("ALTER TABLE memories ALTER COLUMN embedding TYPE vector USING NULL")
         conn.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dim)})")
@@ -1178,13 +1184,19 @@ class PostgresStore:
 
     def token_principal(self, secret: str) -> Principal | None:
         """Who a presented token acts for; None for an unknown or revoked token."""
+        now = time.time()
         with self._conn() as conn:
             r = conn.execute(
-                "UPDATE api_tokens SET last_used_at = %s "
-                "WHERE token_hash = %s AND revoked_at IS NULL RETURNING owner, shared",
-                (time.time(), hash_token(secret)),
+                "SELECT id, owner, shared, last_used_at FROM api_tokens "
+                "WHERE token_hash = %s AND revoked_at IS NULL",
+                (hash_token(secret),),
             ).fetchone()
-        return None if r is None else Principal(r[0], frozenset(r[1]))
+            if r is None:
+                return None
+            if r[3] is None or r[3] < now - TOKEN_USE_RESOLUTION:
+                # Coarse on purpose: one write a minute per token, not one per request.
+                conn.execute("UPDATE api_tokens SET last_used_at = %s WHERE id = %s", (now, r[0]))
+        return Principal(r[1], frozenset(r[2]))
 
     def has_tokens(self) -> bool:
         with self._conn() as conn:
