@@ -45,7 +45,7 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     ) from _exc
 
 import memloom
-from memloom.config import ConfigError
+from memloom.config import ConfigError, redact_url
 from memloom.embed import EmbeddingError
 from memloom.engine import Memloom
 from memloom.models import (
@@ -780,7 +780,7 @@ def run(
         server = build_server(engine, log_level=log_level)
         _exit_on_sigterm()
         if transport == "stdio":
-            log.info("serving %s over stdio", engine.settings.database_url)
+            log.info("serving %s over stdio", redact_url(engine.settings.database_url))
             server.run("stdio")
         else:
             url = f"http://{_url_host(host)}:{port}{HTTP_PATH}"

@@ -318,3 +318,32 @@ def test_migrate_copies_a_sqlite_store_and_can_run_again(tmp_path, pg_url):
     assert alice.ledger_get_many(["/x/s1.jsonl"])["/x/s1.jsonl"].hash == "abc"
     assert alice.records_seen(["u1", "u3"], "/other") == {"u1"}
     alice.close()
+
+
+@pytest.mark.slow
+def test_hybrid_recall_ranks_alike_on_both_backends(tmp_path, pg_url):
+    """The engine over each store, same memories, same real model: same answers."""
+    texts = [t for t in _texts(400) if len(t) < 1500][:120]
+    engines = [
+        memloom.open(home=str(tmp_path / "a")),
+        memloom.open(home=str(tmp_path / "b"), database_url=pg_url),
+    ]
+    engines[1].embedder = engines[0].embedder  # one model in memory is enough
+    try:
+        for m in engines:
+            m.store({"entries": [{"text": t} for t in texts]})
+        assert engines[0].backend.count() == engines[1].backend.count() > 80
+        for query in (
+            "how do I run the tests",
+            "npm install error",
+            "which file configures the database",
+            "README",
+        ):
+            request = {"query": query, "max_results": 10, "recency_weight": 0, "touch": False}
+            want, got = (m.recall(request).memories for m in engines)
+            assert [r.text for r in got] == [r.text for r in want], query
+            for a, b in zip(got, want, strict=True):
+                assert a.relevance == pytest.approx(b.relevance, abs=2e-5)
+    finally:
+        for m in engines:
+            m.close()
