@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from memloom.cli_backup import register as _register_backup
 from memloom.cli_team import register as _register_team
 
 if TYPE_CHECKING:
@@ -459,14 +460,6 @@ def reembed(ctx: typer.Context, json_: JsonOpt = False) -> None:
     else:
         count, after = result["reembedded"], result["embedder"]
         _console().print(f"re-embedded {count} memories: {before or 'none'} -> {after}")
-
-
-@app.command()
-def export(ctx: typer.Context) -> None:
-    """Write every memory, with versions and provenance, as JSON lines (a backup)."""
-    with _engine(ctx) as m:
-        for doc in m.export():
-            _emit_json(doc)
 
 
 @app.command()
@@ -1122,6 +1115,7 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
 # ---------------------------------------------------------------- team (PostgreSQL)
 
 _register_team(app)
+_register_backup(app)
 
 
 # ---------------------------------------------------------------- entry point

@@ -698,6 +698,9 @@ def _configure_logging(level: str) -> None:
         handler.setFormatter(logging.Formatter("memloom mcp: %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     root.setLevel(level)
+    from memloom.detect.logfilter import install
+
+    install()
 
 
 def _exit_on_sigterm() -> None:

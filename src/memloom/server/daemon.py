@@ -316,6 +316,10 @@ def serve(
             lifespan="on",
             timeout_graceful_shutdown=20,
         )
+        from memloom.detect.logfilter import install as redact_logs
+
+        logging.basicConfig(format="memloom: %(levelname)s %(name)s: %(message)s")
+        redact_logs()  # after uvicorn.Config has set up its handlers
         server = _Server(config)
         try:
             server.run(sockets=[sock])

@@ -606,6 +606,13 @@ class PostgresStore:
             self._count_terms(conn, [(dict(r[1]), int(r[2])) for r in gone], -1)
         return len(ids)
 
+    def purge(self) -> None:
+        """After a forget: VACUUM, so the deleted rows' space is reclaimed for reuse
+        (PostgreSQL keeps dead rows until then). Not a secure erase of the disk."""
+        with self._pooled() as conn:
+            for table in ("memories", "provenance", "conflicts"):
+                conn.execute(f"VACUUM {table}")
+
     def select_ids(
         self, ids: Sequence[str], tags: Sequence[str], before: float | None
     ) -> list[str]:
@@ -1202,3 +1209,46 @@ class PostgresStore:
         with self._conn() as conn:
             row = conn.execute("SELECT 1 FROM api_tokens WHERE revoked_at IS NULL LIMIT 1")
             return row.fetchone() is not None
+
+    # ------------------------------------------------------------ export (backups, migrate)
+
+    def iter_rows(self, batch: int = 1000) -> Iterator[list[MemoryRow]]:
+        """Every readable row with its embedding, in insertion order, a batch at a time."""
+        rows: list[MemoryRow] = []
+        for row in self.iter_all(batch, with_embeddings=True):
+            rows.append(row)
+            if len(rows) >= batch:
+                yield rows
+                rows = []
+        if rows:
+            yield rows
+
+    def all_conflicts(self) -> list[ConflictRow]:
+        return self.list_conflicts(None, 2**62, 0)[0]
+
+    def all_provenance(self) -> list[ProvenanceRow]:
+        where, params = self._readable("p")
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT p.memory_id, p.session_id, p.path, p.project, p.start_line, "
+                f"p.end_line, p.excerpt, p.created_at FROM provenance p WHERE {where} "
+                "ORDER BY p.id",
+                params,
+            ).fetchall()
+        return [ProvenanceRow(*r) for r in rows]
+
+    def all_ledger(self) -> list[LedgerRow]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE owner = %s ORDER BY path",
+                (self.owner,),
+            ).fetchall()
+        return [LedgerRow(*r) for r in rows]
+
+    def all_records(self) -> list[tuple[str, str]]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT uuid, path FROM transcript_records WHERE owner = %s ORDER BY uuid",
+                (self.owner,),
+            ).fetchall()
+        return [(r[0], r[1]) for r in rows]

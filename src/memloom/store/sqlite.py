@@ -51,6 +51,19 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]
         yield items[i : i + size]
 
 
+def _statements(script: str) -> Iterator[str]:
+    """A migration script's statements, one at a time (triggers kept whole)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer
+            buffer = ""
+    if buffer.strip():
+        raise StoreError(f"incomplete statement in a migration: {buffer.strip()[:80]}")
+
+
 def _qualified(column: str) -> str:
     column = column.strip()
     return column if column.startswith("NULL") else "m." + column
@@ -119,6 +132,8 @@ class SQLiteStore:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA busy_timeout=30000")
+        # Freed pages are zeroed, so forgotten text does not linger in the file.
+        self.db.execute("PRAGMA secure_delete=ON")
         self._lock = threading.RLock()
         self._in_tx = 0
         self._tx_seq: int | None = None
@@ -131,16 +146,28 @@ class SQLiteStore:
     # ------------------------------------------------------------ plumbing
 
     def _migrate(self) -> None:
-        current = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if current > len(MIGRATIONS):
-            raise StoreError(
-                f"{self.path} was written by a newer memloom (schema {current}, "
-                f"this version knows {len(MIGRATIONS)}); upgrade memloom"
-            )
-        for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
-            self.db.executescript(
-                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
-            )
+        if self._user_version() == len(MIGRATIONS):
+            return
+        # Several processes may open a new store at once: decide under the write lock.
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            current = self._user_version()
+            if current > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.path} was written by a newer memloom (schema {current}, "
+                    f"this version knows {len(MIGRATIONS)}); upgrade memloom"
+                )
+            for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+                for statement in _statements(script):
+                    self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {number}")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _user_version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
     @property
     def schema_version(self) -> int:
@@ -544,6 +571,16 @@ class SQLiteStore:
                     self._index.remove(r)
             total += len(rowids)
         return total
+
+    def purge(self) -> None:
+        """After a forget: leave no trace of deleted text in the files. The keyword
+        index is rewritten without the deleted rows' terms (its old segments freed and,
+        with secure_delete, zeroed), then the WAL is checkpointed and truncated."""
+        with self._lock:
+            self.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+            busy, _, _ = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy:
+                log.info("WAL checkpoint deferred: another connection is reading")
 
     def select_ids(
         self, ids: Sequence[str], tags: Sequence[str], before: float | None

@@ -304,8 +304,11 @@ class VectorIndex:
             return
         tmp = path.with_suffix(".tmp")
         self._ann.save(str(tmp))
+        os.chmod(tmp, 0o600)  # vectors say much about the text: as private as the database
         os.replace(tmp, path)
-        path.with_suffix(".json").write_text(json.dumps({"seq": seq, "dim": self.dim}))
+        meta = path.with_suffix(".json")
+        meta.write_text(json.dumps({"seq": seq, "dim": self.dim}))
+        os.chmod(meta, 0o600)
         self.ann_dirty = False
 
     def load_ann(self, path: Path) -> int | None:
