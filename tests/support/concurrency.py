@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parents[2]
 DIM = 32
 SHARED = 20  # texts every worker stores: each must end up stored exactly once
 
@@ -167,6 +170,47 @@ def verify(reports: list[dict[str, Any]], rows: list[tuple[str, str, int, str]])
         "locked_errors": sum("locked" in e for r in reports for e in r["errors"]),
         "torn_reads": [t for r in reports for t in r["torn"]],
     }
+
+
+def run_workers(
+    tmp_path: Path, url: str, ops: int, workers: int, seed: int = 1000
+) -> dict[str, Any]:
+    """Start ``workers`` processes on one store, wait for them, check what they left."""
+    procs = []
+    for w in range(workers):
+        out = tmp_path / f"worker{w}.json"
+        procs.append(
+            (
+                out,
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tests.support.concurrency",
+                        str(w),
+                        str(ops),
+                        str(seed + w),
+                        str(tmp_path / f"home{w}"),
+                        url,
+                        str(out),
+                    ],
+                    cwd=ROOT,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                ),
+            )
+        )
+    for _, p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    reports = [json.loads(out.read_text()) for out, _ in procs]
+    import memloom
+
+    with memloom.open(home=str(tmp_path / "check"), database_url=url) as m:
+        rows = [(r.id, r.text, r.version, r.status) for r in m.backend.iter_all()]
+        if hasattr(m.backend, "db"):
+            assert m.backend.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    return verify(reports, rows)
 
 
 if __name__ == "__main__":
