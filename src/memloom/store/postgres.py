@@ -359,6 +359,9 @@ class PostgresStore:
                 return
             self._core.dimension = dim
         if dim != len(vec):
+            current = conn.execute("SELECT value FROM meta WHERE key = 'dimension'").fetchone()
+            dim = self._core.dimension = None if current is None else int(current[0])
+        if dim is not None and dim != len(vec):
             raise DimensionError(f"embedding has {len(vec)} dimensions; this store uses {dim}")
 
     # ------------------------------------------------------------ keyword statistics
@@ -794,6 +797,8 @@ class PostgresStore:
         self, query: np.ndarray, k: int, flt: SearchFilter
     ) -> list[tuple[str, float]]:
         dim = self.dimension
+        if dim is not None and len(query) != dim:
+            dim = self._core.dimension = self._read_dimension()  # re-embedded by another server?
         if dim is None or k <= 0:
             return []
         if len(query) != dim:
