@@ -62,3 +62,26 @@ def test_common_terms_are_left_out_of_the_keyword_search_in_large_stores():
     assert ranking.selective_terms(terms, df, 10_000) == ["econnrefused"]  # 90% and 80%: common
     assert ranking.selective_terms(["memory", "number"], df, 10_000, keep=1) == ["number"]
     assert ranking.selective_terms(terms, df, 500) == terms  # small stores search everything
+
+
+def test_query_terms_drop_what_is_left_of_clitics():
+    # "John's" and "don't" split at the apostrophe; the fragments are not words
+    assert ranking.query_terms("What is John's team? I don't know") == ["john", "team", "don"]
+    assert ranking.query_terms("s") == ["s"]  # never everything
+
+
+def test_coverage_of_a_stem_set_equals_coverage_of_the_text():
+    scorer = ranking.KeywordScorer.build(["redis", "timeouts"], {"redi": 2, "timeout": 40}, 100)
+    text = "Redis timeout after the deploy"
+    assert ranking.stem_set(text) == frozenset({"redi", "timeout", "after", "the", "deploi"})
+    assert scorer.coverage_of(ranking.stem_set(text)) == pytest.approx(scorer.coverage(text))
+    # a window of turns is the union of their stems: words split across turns count
+    window = ranking.stem_set("Which store?") | ranking.stem_set("Redis, it timed out")
+    assert scorer.coverage_of(window) > scorer.coverage("Which store?")
+
+
+def test_window_mix_blends_a_turn_with_its_window():
+    assert ranking.window_mix(0.4, 0.8) == pytest.approx(
+        (1 - ranking.WINDOW_WEIGHT) * 0.4 + ranking.WINDOW_WEIGHT * 0.8
+    )
+    assert ranking.window_mix(0.4, 0.8, weight=0.0) == pytest.approx(0.4)

@@ -427,7 +427,9 @@ class Memloom:
                     selective = ranking.selective_terms(terms, df, total)
                     bm25.update(self.backend.keyword_search(selective, pool, flt))
             ids = list(dict.fromkeys([*cosine, *bm25]))
-            rows = self.backend.get_many(ids)
+            # Checked again on the rows as read: a write committed between the searches
+            # and this read (another process) must not surface a superseded version.
+            rows = [r for r in self.backend.get_many(ids) if _passes(r, flt, now)]
             if qvec is not None and bm25:
                 lacking = [r.id for r in rows if r.id not in cosine]
                 for mid, vec in self.backend.embeddings_for(lacking).items():
@@ -437,19 +439,24 @@ class Memloom:
             task = (req.task_context or "").lower()
             scored: list[tuple[float, float, MemoryRow]] = []
 
-            def similarity(row: MemoryRow) -> float:
+            def similarity_of(mid: str, cos: float, present: frozenset[str]) -> float:
+                """Fused similarity of memory ``mid`` for cosine ``cos`` and the stems present."""
                 if req.mode == "keyword":
-                    return bm25.get(row.id, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
+                    return bm25.get(mid, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
                 if scorer is None:
-                    return cosine.get(row.id, 0.0)
-                share = bm25.get(row.id, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
-                keyword = 0.5 * share + 0.5 * scorer.coverage(row.text)
-                return ranking.fuse(cosine.get(row.id, 0.0), keyword)
+                    return cos
+                share = bm25.get(mid, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
+                keyword = 0.5 * share + 0.5 * scorer.coverage_of(present)
+                return ranking.fuse(cos, keyword)
+
+            def similarity(row: MemoryRow) -> float:
+                present = ranking.stem_set(row.text) if scorer is not None else frozenset()
+                return similarity_of(row.id, cosine.get(row.id, 0.0), present)
 
             sims = {row.id: similarity(row) for row in rows}
             if scorer is not None and req.mode == "hybrid" and rows:
                 rows = self._with_conversation_context(
-                    rows, sims, similarity, cosine, flt, qvec, now
+                    rows, sims, similarity, similarity_of, cosine, flt, qvec, now
                 )
             for row in rows:
                 sim = sims[row.id]
@@ -491,7 +498,7 @@ class Memloom:
                 source=row.source,
                 tags=row.tags,
                 relevance=round(rel, 6),
-                similarity=round(sim, 6),
+                similarity=round(min(1.0, sim), 6),
                 decay_level=row.decay_level,
                 sensitivity=row.sensitivity,
                 last_referenced=_dt(now),  # type: ignore[arg-type]
@@ -518,32 +525,85 @@ class Memloom:
         rows: list[MemoryRow],
         sims: dict[str, float],
         similarity: Any,
+        similarity_of: Any,
         cosine: dict[str, float],
         flt: SearchFilter,
         qvec: np.ndarray | None,
         now: float,
     ) -> list[MemoryRow]:
-        """Lift memories whose neighbours in the same session also match.
+        """Score memories in their conversation, not only on their own.
 
         Memories stored as the turns of one conversation (same ``session_id``, in
         order) answer questions together: the reply to a matching turn is often
-        the answer. Each candidate's similarity gains CONTEXT_WEIGHT times its
-        best neighbour's; neighbours join the candidates if they pass the filter.
+        the answer, and a question and its answer share the words between them.
+        Three steps, each measured on LoCoMo (docs/benchmarks.md):
+
+        * the candidates' neighbours join the candidates if they pass the filter;
+        * a memory with neighbours is scored half on itself and half on its
+          window — the text of the previous turn, itself and the next turn, and
+          its embedding plus WINDOW_NEIGHBOUR_WEIGHT times theirs;
+        * then it gains CONTEXT_WEIGHT times its best neighbour's score.
+
+        The joined neighbours go through the last two steps as well, with what is
+        at hand of their own neighbours.
+
+        Scores are left uncapped so that the ordering keeps telling apart
+        memories above 1; the caller caps what it reports.
         """
         neighbours = self.backend.session_neighbours([r.id for r in rows])
         if not neighbours:
             return rows
+
+        def vectors_of(of: Sequence[MemoryRow]) -> dict[str, np.ndarray]:
+            """The stored embeddings of ``of``: from the rows when they carry them."""
+            out = {r.id: r.embedding for r in of if r.embedding is not None}
+            missing = [r.id for r in of if r.embedding is None]
+            if missing:
+                out.update(self.backend.embeddings_for(missing))
+            return out
+
+        vecs: dict[str, np.ndarray] = {}
         extra_ids = {n for ns in neighbours.values() for n in ns} - sims.keys()
         extra = self.backend.get_many(sorted(extra_ids)) if extra_ids else []
         if extra and qvec is not None:
-            for mid, vec in self.backend.embeddings_for([r.id for r in extra]).items():
-                cosine[mid] = float(np.dot(vec, qvec))
+            vecs.update(vectors_of(extra))
+            for row in extra:
+                if row.id in vecs:
+                    cosine[row.id] = float(np.dot(vecs[row.id], qvec))
         for row in extra:
             sims[row.id] = similarity(row)
+        if extra:
+            # the joined neighbours are scored in their own context too, from the
+            # memories already at hand (the matching turn they answer among them)
+            neighbours.update(self.backend.session_neighbours([r.id for r in extra]))
+        if qvec is not None:
+            by_id = {r.id: r for r in [*rows, *extra]}
+            vecs.update(vectors_of([by_id[m] for m in neighbours if m in by_id]))
+            mids = [m for m in neighbours if m in vecs and m in by_id]
+            if mids:
+                order = list(vecs)
+                at = {m: i for i, m in enumerate(order)}
+                none = len(order)  # a zero row stands in for a missing neighbour
+                matrix = np.vstack([np.stack([vecs[m] for m in order]), np.zeros(len(qvec))])
+                ends = [[*neighbours[m], "", ""] for m in mids]  # "" is no neighbour
+                first = [at.get(e[0], none) for e in ends]
+                second = [at.get(e[1], none) for e in ends]
+                window = matrix[[at[m] for m in mids]] + ranking.WINDOW_NEIGHBOUR_WEIGHT * (
+                    matrix[first] + matrix[second]
+                )
+                norms = np.linalg.norm(window, axis=1)
+                in_cosine = (window @ qvec) / np.where(norms > 0, norms, 1.0)
+                for mid, cos in zip(mids, in_cosine.tolist(), strict=True):
+                    around = [mid, *neighbours[mid]]
+                    present = frozenset().union(
+                        *(ranking.stem_set(by_id[x].text) for x in around if x in by_id)
+                    )
+                    in_window = similarity_of(mid, cos, present)
+                    sims[mid] = ranking.window_mix(sims[mid], in_window)
         base = dict(sims)
         for mid, ns in neighbours.items():
             best = max((base.get(n, 0.0) for n in ns), default=0.0)
-            sims[mid] = min(1.0, base[mid] + ranking.CONTEXT_WEIGHT * best)
+            sims[mid] = base[mid] + ranking.CONTEXT_WEIGHT * best
         kept = [r for r in extra if _passes(r, flt, now)]
         return rows + kept
 
@@ -580,6 +640,8 @@ class Memloom:
                 matched = self.backend.select_ids(req.ids, req.tags, _ts(req.before))
                 removed = self._delete_chains(matched)
             total = self.backend.count()
+        if removed:
+            self.backend.purge()  # forgotten means gone from the files too
         return ForgetResponse(removed=removed, total_memories=total)
 
     def _delete_chains(self, memory_ids: Sequence[str]) -> int:

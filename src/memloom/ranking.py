@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
@@ -22,6 +23,11 @@ import snowballstemmer
 KEYWORD_WEIGHT = 0.7
 #: How much a memory's best conversational neighbour adds to its similarity.
 CONTEXT_WEIGHT = 0.3
+#: Share of a conversation turn's similarity taken from its window (the turns
+#: before and after it with it) rather than from the turn alone.
+WINDOW_WEIGHT = 0.5
+#: Weight of each neighbour's embedding in the window's embedding (the turn's is 1).
+WINDOW_NEIGHBOUR_WEIGHT = 0.5
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STEMMER = snowballstemmer.stemmer("porter")  # the algorithm FTS5's porter tokenizer uses
@@ -109,6 +115,15 @@ STOPWORDS = frozenset(
         "some",
         "tell",
         "know",
+        # what is left of a clitic once the apostrophe splits a word
+        # ("John's", "don't", "I'll", "we've", "you're", "I'm", "I'd")
+        "s",
+        "t",
+        "ll",
+        "ve",
+        "re",
+        "m",
+        "d",
     ]
 )
 
@@ -164,6 +179,11 @@ def fuse(cosine: float, keyword: float, weight: float = KEYWORD_WEIGHT) -> float
     return c + (1.0 - c) * weight * keyword
 
 
+def window_mix(alone: float, in_window: float, weight: float = WINDOW_WEIGHT) -> float:
+    """A turn's similarity: its own, blended with its conversation window's."""
+    return (1.0 - weight) * alone + weight * in_window
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     return _STEMMER.stemWord(word)
@@ -171,6 +191,12 @@ def stem(word: str) -> str:
 
 def tokens(text: str) -> list[str]:
     return [t.casefold() for t in _TOKEN.findall(text)]
+
+
+@lru_cache(maxsize=16384)
+def stem_set(text: str) -> frozenset[str]:
+    """The distinct stems of a text (cached: recall scores the same memories often)."""
+    return frozenset(stem(t) for t in tokens(text))
 
 
 def query_terms(query: str) -> list[str]:
@@ -224,8 +250,11 @@ class KeywordScorer:
         return list(self.weights)
 
     def coverage(self, text: str) -> float:
+        return self.coverage_of(stem_set(text))
+
+    def coverage_of(self, present: AbstractSet[str]) -> float:
+        """:meth:`coverage` for a text already reduced to its :func:`stem_set`."""
         total = sum(self.weights.values())
         if total <= 0:
             return 0.0
-        present = {stem(t) for t in tokens(text)}
         return sum(w for s, w in self.weights.items() if s in present) / total
