@@ -347,3 +347,23 @@ def test_hybrid_recall_ranks_alike_on_both_backends(tmp_path, pg_url):
     finally:
         for m in engines:
             m.close()
+
+
+def test_a_schema_1_database_is_upgraded_in_place(pg_url):
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # what memloom 1 left behind
+        conn.execute(MIGRATIONS[0])
+        conn.execute("CREATE TABLE memloom_schema (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO memloom_schema VALUES (1)")
+        for i, owner in enumerate(["alice", "alice", "bob"]):
+            conn.execute(
+                "INSERT INTO memories (id, owner, root_id, text, content_hash, created_at, "
+                "asserted_at, last_referenced) VALUES (%s, %s, %s, 't', 'h', 0, 0, 0)",
+                (f"m{i}", owner, f"m{i}"),
+            )
+    store = PostgresStore(pg_url)
+    assert store.schema_version == len(MIGRATIONS) == 2
+    assert store.count() == 3
+    assert store.scoped(Principal("alice")).count() == 2
+    store.close()

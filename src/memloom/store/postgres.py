@@ -133,6 +133,16 @@ def _tsquery(stems: Sequence[str]) -> str:
 
 
 @dataclass
+class _Pending:
+    """Statistics a write transaction changes, written once when it ends."""
+
+    terms: dict[str, int] = field(default_factory=dict)
+    docs: int = 0
+    tokens: int = 0
+    owners: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class _Core:
     """What every scoped view of one database shares."""
 
@@ -263,15 +273,16 @@ class PostgresStore:
             return
         with self._pooled() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            local.conn, local.depth = conn, 1
+            local.conn, local.depth, local.pending = conn, 1, _Pending()
             dimension = self._core.dimension
             try:
                 yield
+                self._flush(conn, local.pending)
             except BaseException:
                 self._core.dimension = dimension  # a rolled-back first insert sets none
                 raise
             finally:
-                local.conn = None
+                local.conn = local.pending = None
 
     def _require_tx(self) -> psycopg.Connection[Any]:
         conn = getattr(self._core.local, "conn", None)
@@ -366,34 +377,49 @@ class PostgresStore:
 
     # ------------------------------------------------------------ keyword statistics
 
-    @staticmethod
-    def _count_terms(
-        conn: psycopg.Connection[Any], docs: Sequence[tuple[dict[str, int], int]], sign: int
-    ) -> None:
-        """Add (sign=1) or remove (sign=-1) documents from the BM25 statistics."""
-        if not docs:
-            return
-        per_term: dict[str, int] = {}
-        for counts, _ in docs:
+    def _count_terms(self, docs: Sequence[tuple[dict[str, int], int]], sign: int) -> None:
+        """Add (sign=1) or remove (sign=-1) documents from the BM25 statistics: noted in
+        the transaction, written once at its end (see :meth:`_flush`)."""
+        pending = self._core.local.pending
+        for counts, length in docs:
             for term in counts:
-                per_term[term] = per_term.get(term, 0) + 1
-        tokens = sum(length for _, length in docs)
-        terms = sorted(per_term)
-        conn.execute(
-            "INSERT INTO term_stats (term, docs) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
-            "ON CONFLICT (term) DO UPDATE SET docs = term_stats.docs + excluded.docs",
-            (terms, [sign * per_term[t] for t in terms]),
-        )
-        if sign < 0:
-            conn.execute("DELETE FROM term_stats WHERE term = ANY(%s) AND docs <= 0", (terms,))
-        conn.execute(
-            "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = 'kw_docs'",
-            (sign * len(docs),),
-        )
-        conn.execute(
-            "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = 'kw_tokens'",
-            (sign * tokens,),
-        )
+                pending.terms[term] = pending.terms.get(term, 0) + sign
+            pending.docs += sign
+            pending.tokens += sign * length
+
+    def _count_rows(self, owner: str, delta: int) -> None:
+        owners = self._core.local.pending.owners
+        owners[owner] = owners.get(owner, 0) + delta
+
+    @staticmethod
+    def _flush(conn: psycopg.Connection[Any], pending: _Pending) -> None:
+        """Write a transaction's statistics in a few statements, just before it commits."""
+        terms = sorted(t for t, d in pending.terms.items() if d)
+        if terms:
+            conn.execute(
+                "INSERT INTO term_stats (term, docs) "
+                "SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                "ON CONFLICT (term) DO UPDATE SET docs = term_stats.docs + excluded.docs",
+                (terms, [pending.terms[t] for t in terms]),
+            )
+            gone = [t for t in terms if pending.terms[t] < 0]
+            if gone:
+                conn.execute("DELETE FROM term_stats WHERE term = ANY(%s) AND docs <= 0", (gone,))
+        if pending.docs or pending.tokens:
+            conn.execute(
+                "UPDATE meta SET value = (value::bigint + CASE key WHEN 'kw_docs' THEN %s "
+                "ELSE %s END)::text WHERE key IN ('kw_docs', 'kw_tokens')",
+                (pending.docs, pending.tokens),
+            )
+        owners = sorted(o for o, d in pending.owners.items() if d)
+        if owners:
+            conn.execute(
+                "INSERT INTO owner_counts (owner, memories) "
+                "SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                "ON CONFLICT (owner) DO UPDATE SET memories = owner_counts.memories "
+                "+ excluded.memories",
+                (owners, [pending.owners[o] for o in owners]),
+            )
 
     # ------------------------------------------------------------ memories
 
@@ -454,7 +480,8 @@ class PostgresStore:
                     for r, d in zip(rows, docs, strict=True)
                 ],
             )
-        self._count_terms(conn, [(d.counts, d.length) for d in docs], 1)
+        self._count_terms([(d.counts, d.length) for d in docs], 1)
+        self._count_rows(self.owner, len(rows))
 
     def update(self, memory_id: str, **fields: Any) -> None:
         conn = self._require_tx()
@@ -495,8 +522,8 @@ class PostgresStore:
             [*values.values(), memory_id, *params],
         ).fetchone()
         if found is not None and doc is not None and old is not None:
-            self._count_terms(conn, [(dict(old[0]), int(old[1]))], -1)
-            self._count_terms(conn, [(doc.counts, doc.length)], 1)
+            self._count_terms([(dict(old[0]), int(old[1]))], -1)
+            self._count_terms([(doc.counts, doc.length)], 1)
 
     def get(self, memory_id: str) -> MemoryRow | None:
         rows = self.get_many([memory_id])
@@ -547,10 +574,14 @@ class PostgresStore:
         return None if r is None else _row(r)
 
     def touch(self, memory_ids: Sequence[str], at: float) -> None:
+        """Recency bookkeeping after a recall: a HOT update (no index covers these
+        columns) that does not wait for its WAL flush — losing the last few touches
+        in a crash costs nothing, waiting for the disk on every recall would."""
         if not memory_ids:
             return
         where, params = self._readable("memories")
-        with self._conn() as conn:
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SET LOCAL synchronous_commit = off")
             conn.execute(
                 "UPDATE memories SET last_referenced = %s, access_count = access_count + 1 "
                 f"WHERE id = ANY(%s) AND {where}",
@@ -596,7 +627,7 @@ class PostgresStore:
         where, params = self._owned("memories")
         gone = conn.execute(
             f"DELETE FROM memories WHERE id = ANY(%s) AND {where} "
-            "RETURNING id, term_counts, doc_len",
+            "RETURNING id, term_counts, doc_len, owner",
             [list(memory_ids), *params],
         ).fetchall()
         ids = [r[0] for r in gone]
@@ -606,7 +637,9 @@ class PostgresStore:
                 "DELETE FROM conflicts WHERE new_id = ANY(%s) OR existing_id = ANY(%s)",
                 (ids, ids),
             )
-            self._count_terms(conn, [(dict(r[1]), int(r[2])) for r in gone], -1)
+            self._count_terms([(dict(r[1]), int(r[2])) for r in gone], -1)
+            for r in gone:
+                self._count_rows(r[3], -1)
         return len(ids)
 
     def purge(self) -> None:
@@ -738,12 +771,24 @@ class PostgresStore:
                 yield _row(r)
 
     def count(self, status: str | None = None) -> int:
-        where, params = self._readable()
-        if status is not None:
-            where += " AND m.status = %s"
-            params.append(status)
         with self._conn() as conn:
-            row = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params)
+            if status is None:  # kept per owner by every write: no scan of the table
+                owners = "" if self.principal is None else "WHERE owner = ANY(%s)"
+                params = [] if self.principal is None else [sorted(self.principal.readable)]
+                row = conn.execute(f"SELECT SUM(memories) FROM owner_counts {owners}", params)
+                total = int(row.fetchone()[0] or 0)
+                pending = getattr(self._core.local, "pending", None)
+                if pending is not None:  # this transaction's writes, not yet flushed
+                    readable = None if self.principal is None else self.principal.readable
+                    total += sum(
+                        d for o, d in pending.owners.items() if readable is None or o in readable
+                    )
+                return total
+            where, params = self._readable()
+            row = conn.execute(
+                f"SELECT COUNT(*) FROM memories m WHERE {where} AND m.status = %s",
+                [*params, status],
+            )
             return int(row.fetchone()[0])
 
     def stats(self) -> dict[str, Any]:

@@ -163,4 +163,13 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX capture_events_kind ON capture_events (owner, host, kind, id);
     """,
+    # 2: recall's touch as a HOT update (no index holds last_referenced, pages keep
+    # room), and memory counts kept per owner (COUNT(*) reads every row)
+    """
+    ALTER TABLE memories SET (fillfactor = 85);
+    DROP INDEX IF EXISTS memories_decay;
+    CREATE INDEX memories_decay ON memories (decay_level) WHERE status = 'active' AND NOT pinned;
+    CREATE TABLE owner_counts (owner TEXT PRIMARY KEY, memories BIGINT NOT NULL);
+    INSERT INTO owner_counts (owner, memories) SELECT owner, COUNT(*) FROM memories GROUP BY owner;
+    """,
 ]
