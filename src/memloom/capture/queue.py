@@ -3,11 +3,20 @@
 The SessionEnd hook must enqueue within a few milliseconds and never wait on
 the main database (which the daemon may be writing), so the queue lives in
 ``$MEMLOOM_HOME/capture.db``: one table, WAL, nothing else.
+
+A process that claims a job holds an exclusive lock on a file of its own,
+``capture.locks/<claimer>.lock``, for as long as its queue is open, and the job
+row names that claimer. The lock goes when the process does -- even on SIGKILL
+-- so :meth:`CaptureQueue.recover` can tell a job whose worker died (back to the
+queue) from one a live worker (the daemon, a cron run) is still importing (left
+alone): a job is never imported by two processes at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -26,7 +35,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     detail TEXT,
     enqueued_at REAL NOT NULL,
     started_at REAL,
-    finished_at REAL
+    finished_at REAL,
+    claimer TEXT  -- who runs it: capture.locks/<claimer>.lock is held while it lives
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status, id);
 CREATE TABLE IF NOT EXISTS budget (day TEXT PRIMARY KEY, calls INTEGER NOT NULL);
@@ -52,6 +62,14 @@ class Job:
     enqueued_at: float
 
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no liveness check (a running job is orphaned)
+    fcntl = None  # type: ignore[assignment]
+
+LOCKS_DIR = "capture.locks"
+
+
 def queue_path(home: Path) -> Path:
     return home / "capture.db"
 
@@ -67,9 +85,64 @@ class CaptureQueue:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        if "claimer" not in {r[1] for r in self.db.execute("PRAGMA table_info(jobs)")}:
+            with contextlib.suppress(sqlite3.OperationalError):  # another process was first
+                self.db.execute("ALTER TABLE jobs ADD COLUMN claimer TEXT")
+        self.home = home
+        self._claimer: str | None = None
+        self._lock_fd: int | None = None
 
     def close(self) -> None:
         self.db.close()
+        if self._lock_fd is not None:
+            # Our running jobs (if any) now read as orphaned, which they are.
+            with contextlib.suppress(OSError):
+                (self.home / LOCKS_DIR / f"{self._claimer}.lock").unlink()
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # ---------------------------------------------------------------- liveness
+
+    def _claimer_id(self) -> str:
+        """This queue's claimer name; its lock file is locked before any job names it."""
+        if self._claimer is None:
+            claimer = f"{os.getpid()}-{secrets.token_hex(4)}"
+            if fcntl is not None:
+                folder = self.home / LOCKS_DIR
+                folder.mkdir(mode=0o700, exist_ok=True)
+                fd = os.open(folder / f"{claimer}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)
+                    raise
+                self._lock_fd = fd
+            self._claimer = claimer
+        return self._claimer
+
+    def _alive(self, claimer: str | None) -> bool:
+        """Whether the process that claimed a job still runs (holds its lock file)."""
+        if claimer is not None and claimer == self._claimer:
+            return True
+        if claimer is None or fcntl is None:
+            return False
+        path = self.home / LOCKS_DIR / f"{claimer}.lock"
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            return False
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            with contextlib.suppress(OSError):
+                path.unlink()  # its owner is gone
+            return False
+        finally:
+            os.close(fd)
 
     def enqueue(
         self,
@@ -102,6 +175,7 @@ class CaptureQueue:
 
     def claim(self) -> Job | None:
         """Take the oldest queued job (one claimer at a time, across processes)."""
+        claimer = self._claimer_id()
         self.db.execute("BEGIN IMMEDIATE")
         try:
             row = self.db.execute(
@@ -112,9 +186,9 @@ class CaptureQueue:
                 self.db.execute("COMMIT")
                 return None
             self.db.execute(
-                "UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ? "
-                "WHERE id = ?",
-                (time.time(), row[0]),
+                "UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?, "
+                "claimer = ? WHERE id = ?",
+                (time.time(), claimer, row[0]),
             )
             self.db.execute("COMMIT")
         except BaseException:
@@ -132,13 +206,27 @@ class CaptureQueue:
 
     def requeue(self, job_id: int, detail: str | None = None) -> None:
         self.db.execute(
-            "UPDATE jobs SET status = 'queued', detail = ? WHERE id = ?", (detail, job_id)
+            "UPDATE jobs SET status = 'queued', detail = ?, claimer = NULL WHERE id = ?",
+            (detail, job_id),
         )
 
     def recover(self) -> int:
-        """Jobs left 'running' by a process that died go back to the queue."""
-        cur = self.db.execute("UPDATE jobs SET status = 'queued' WHERE status = 'running'")
-        return cur.rowcount
+        """Jobs left 'running' by a process that died go back to the queue (in their
+        place: the oldest first); those a live process is working on stay."""
+        running = self.db.execute(
+            "SELECT id, claimer FROM jobs WHERE status = 'running'"
+        ).fetchall()
+        recovered = 0
+        for job_id, claimer in running:
+            if self._alive(claimer):
+                continue
+            cur = self.db.execute(
+                "UPDATE jobs SET status = 'queued', claimer = NULL "
+                "WHERE id = ? AND status = 'running' AND claimer IS ?",
+                (job_id, claimer),
+            )
+            recovered += cur.rowcount
+        return recovered
 
     def pending(self) -> int:
         return int(

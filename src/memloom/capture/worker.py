@@ -133,6 +133,9 @@ class CaptureWorker:
         queue = open_queue(self.home, self.engine.settings)
         queued = 0
         try:
+            # A job whose worker was killed goes back first: then the session is not
+            # queued a second time beside it (enqueue skips a session already waiting).
+            queue.recover()
             for f in found.files:
                 row = rows.get(str(f.path))
                 if row is not None and row.status == "complete" and row.size == f.size:

@@ -16,6 +16,7 @@ failed call (:class:`~memloom.llm.base.LLMError`).
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -29,6 +30,7 @@ __all__ = [
     "CLASSIFY_SCHEMA",
     "CLASSIFY_SYSTEM",
     "DISTILL",
+    "DISTILL_DROP_REASONS",
     "DISTILL_SCHEMA",
     "DISTILL_SYSTEM",
     "JUDGE",
@@ -36,6 +38,7 @@ __all__ = [
     "JUDGE_SYSTEM",
     "LABELS",
     "MAX_CONTENT_CHARS",
+    "MAX_MEMORIES_PER_CHUNK",
     "MEMORY_TYPES",
     "TASKS",
     "VERDICTS",
@@ -54,6 +57,7 @@ __all__ = [
     "system_for",
     "validate_classify",
     "validate_distill",
+    "validate_distill_reasons",
     "validate_judge",
 ]
 
@@ -71,6 +75,13 @@ VERDICTS: tuple[str, ...] = get_args(VerdictName)
 
 #: A distilled memory longer than this is dropped (the prompt asks for ~300).
 MAX_CONTENT_CHARS = 2000
+#: Valid items of one distill reply beyond this many are dropped (the prompt asks for
+#: "a few"; a flood of items is a sign of a runaway or manipulated model).
+MAX_MEMORIES_PER_CHUNK = 25
+#: Why a distilled item was dropped: not an object / unknown type / content not a
+#: non-empty string; content over MAX_CONTENT_CHARS; ``lines`` not a [start, end] range
+#: inside the chunk; beyond MAX_MEMORIES_PER_CHUNK valid items.
+DISTILL_DROP_REASONS = ("invalid", "too_long", "outside_chunk", "too_many")
 #: Reasons are kept for display; longer ones are cut.
 MAX_REASON_CHARS = 500
 
@@ -194,8 +205,9 @@ corrected version;
 - with "lines": [start, end], the inclusive range of "line" numbers it is based on, within \
 the lines given.
 
-Prefer a few high-value memories to many weak ones, and merge duplicates. If nothing is worth \
-remembering, reply {{"memories": []}}. Reply only with JSON that matches the schema.
+Prefer a few high-value memories to many weak ones (never more than \
+{MAX_MEMORIES_PER_CHUNK}), and merge duplicates. If nothing is worth remembering, reply \
+{{"memories": []}}. Reply only with JSON that matches the schema.
 """
 
 CLASSIFY_SYSTEM = f"""\
@@ -293,6 +305,16 @@ class Verdict(BaseModel):
 # ------------------------------------------------------------------ validation
 
 
+_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
+
+
+def _storable(text: str) -> str:
+    """Lone surrogates (-> U+FFFD) and NULs removed: no store, embedder or client takes them."""
+    if _UNSAFE_RE.search(text) is None:
+        return text
+    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -319,23 +341,40 @@ def validate_distill(
     An item is dropped when it is not an object, its type is unknown, its
     content is not a string, empty/whitespace or longer than
     :data:`MAX_CONTENT_CHARS`, or its ``lines`` is not ``[start, end]`` (two
-    integers, start <= end) inside the chunk's ``[first, last]`` line range.
+    integers, start <= end) inside the chunk's ``[first, last]`` line range; valid
+    items beyond the first :data:`MAX_MEMORIES_PER_CHUNK` are dropped too.
     Content is stripped of surrounding whitespace; other keys are ignored.
     """
+    memories, reasons = validate_distill_reasons(reply, chunk_lines=chunk_lines)
+    return memories, sum(reasons.values())
+
+
+def validate_distill_reasons(
+    reply: Any, *, chunk_lines: tuple[int, int]
+) -> tuple[list[DistilledMemory], dict[str, int]]:
+    """:func:`validate_distill` with the drops counted by reason (:data:`DISTILL_DROP_REASONS`;
+    only reasons that occurred are present)."""
     first, last = chunk_lines
     memories: list[DistilledMemory] = []
-    dropped = 0
+    reasons: dict[str, int] = {}
+
+    def drop(reason: str) -> None:
+        reasons[reason] = reasons.get(reason, 0) + 1
+
     for item in _items(reply, "memories", DISTILL):
         if not isinstance(item, dict):
-            dropped += 1
+            drop("invalid")
             continue
         kind, content, lines = item.get("type"), item.get("content"), item.get("lines")
-        if kind not in MEMORY_TYPES or not isinstance(content, str):
-            dropped += 1
+        if not isinstance(kind, str) or kind not in MEMORY_TYPES or not isinstance(content, str):
+            drop("invalid")
             continue
-        content = content.strip()
-        if not content or len(content) > MAX_CONTENT_CHARS:
-            dropped += 1
+        content = _storable(content).strip()
+        if not content:
+            drop("invalid")
+            continue
+        if len(content) > MAX_CONTENT_CHARS:
+            drop("too_long")
             continue
         if (
             not isinstance(lines, list | tuple)
@@ -343,10 +382,13 @@ def validate_distill(
             or not all(_is_int(n) for n in lines)
             or not first <= lines[0] <= lines[1] <= last
         ):
-            dropped += 1
+            drop("outside_chunk")
+            continue
+        if len(memories) >= MAX_MEMORIES_PER_CHUNK:
+            drop("too_many")
             continue
         memories.append(DistilledMemory(type=kind, content=content, lines=(lines[0], lines[1])))
-    return memories, dropped
+    return memories, reasons
 
 
 def validate_classify(reply: Any, n_candidates: int) -> tuple[list[Label], int]:

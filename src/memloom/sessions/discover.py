@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -288,6 +289,9 @@ def discover(
                 except OSError:
                     out._skip("missing", e.path)
                     continue
+                if not stat.S_ISREG(st.st_mode):  # a FIFO would hang the reader
+                    out._skip("not_transcripts", e.path)
+                    continue
                 path = Path(e.path)
                 if needle is not None and needle not in _project_of(path, st, pd.name).casefold():
                     out._skip("project_filter", path)
@@ -341,8 +345,8 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
       nothing (the parser drops sidechain lines) or, worse, attribute sub-agent
       chatter to the parent session. Import the parent transcript instead.
     * Any other given ``.jsonl`` file is accepted, even if not UUID-named (its
-      session id is then the file stem). Other given files are
-      ``not_transcripts``.
+      session id is then the file stem). Other given files, and anything that
+      is not a regular file (a FIFO, a device), are ``not_transcripts``.
     * Folders are walked recursively: ``.jsonl`` files are accepted, except
       sidecars (counted) and ``journal.jsonl`` (workflow journals:
       ``not_transcripts``); other files count as ``not_transcripts``.
@@ -372,6 +376,9 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
             st = path.stat()
         except OSError:
             out._skip("missing", path)
+            return
+        if not stat.S_ISREG(st.st_mode):  # FIFOs, devices: never opened
+            out._skip("not_transcripts", path)
             return
         key = os.path.realpath(path)
         if key in seen:

@@ -4,6 +4,15 @@ discover → ledger check → parse → redact → chunk → distill (one LLM ca
 chunk) → embed → belief pipeline → provenance → watermark. The watermark moves
 after every chunk, so a run that stops part-way (a 402 from the provider, a
 crash, Ctrl-C) keeps what it did and the next run resumes where it stopped.
+
+Crash safety. Each memory the belief pipeline writes (inserted, versioned or
+merged into) commits in one transaction together with its provenance row and the
+session's ledger row (its memory count, the watermark unchanged): see
+:class:`_Journal`. A run killed part-way through a chunk therefore leaves every
+item of that chunk either wholly written or not at all, and the resumed run,
+which distills the chunk again from the last watermark, recognises the items
+already written by their provenance (same file, same lines, same content) and
+skips them instead of merging them a second time (:meth:`Importer._already_written`).
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from memloom import beliefs
+from memloom.hashing import content_hash
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
-from memloom.store.base import LedgerRow, ProvenanceRow
+from memloom.store.base import LedgerRow, ProvenanceRow, SearchFilter
 
 if TYPE_CHECKING:
     from memloom.engine import Memloom
@@ -44,6 +54,9 @@ SKIP_REASONS = (
     "project_filter",
     "not_transcripts",
     "missing",
+    # Files that failed to read after discovery (vanished, permission denied, not a
+    # regular file, truncated while read): counted, reported per session, retried next run.
+    "unreadable",
 )
 
 Progress = Callable[[dict[str, Any]], None]
@@ -80,6 +93,10 @@ class ImportReport(BaseModel):
     truncated: int = 0
     redactions: int = 0
     malformed: int = 0
+    #: lines longer than the parser's cap (parse.MAX_LINE_BYTES), skipped unread
+    oversized: int = 0
+    #: distilled items dropped, by reason (tasks.DISTILL_DROP_REASONS); they add up to ``dropped``
+    dropped_reasons: dict[str, int] = Field(default_factory=dict)
     duplicates: int = 0
     failed: int = 0
     chunks: int = 0
@@ -116,6 +133,93 @@ class ImportOptions:
 
 class ProviderStopped(Exception):
     pass
+
+
+#: The ledger hash of a session with nothing read yet (sha256 of no bytes).
+_EMPTY_HASH = hashlib.sha256().hexdigest()
+_ANY_STATUS = frozenset({"active", "stale", "expired"})
+
+
+@dataclass
+class _Progress:
+    """The session's ledger row as last written, and whether this run resumes it."""
+
+    row: LedgerRow
+    #: Resumed from a watermark: items of the re-read lines (the context, or a chunk a
+    #: killed run had started) may be written already and are then skipped.
+    replaying: bool
+
+
+class _Journal:
+    """The importer's bookkeeping, written inside each memory write's own transaction.
+
+    The belief pipeline commits every memory write in a transaction of its own,
+    between LLM calls. Whenever it inserts a row or merges into one, the journal
+    adds, in that same transaction, the item's provenance row and the session's
+    ledger row with its memory count (watermark unchanged, status ``partial``).
+    A crash can then never leave a memory without its provenance, a ledger count
+    that disagrees with the memories, or a session whose first writes are not
+    marked as started (so the next run resumes it rather than starting afresh).
+    """
+
+    def __init__(self) -> None:
+        self.provenance: ProvenanceRow | None = None
+        self.progress: _Progress | None = None
+        self.written: list[str] = []
+
+    def begin(self, provenance: ProvenanceRow, progress: _Progress) -> None:
+        self.provenance, self.progress, self.written = provenance, progress, []
+
+    def end(self) -> list[str]:
+        written, self.provenance, self.progress, self.written = self.written, None, None, []
+        return written
+
+    def record(self, store: Any, memory_id: str, *, inserted: bool) -> None:
+        """Called by the pipeline's store and engine views, inside the write transaction."""
+        if self.provenance is None or self.progress is None:
+            return
+        now = time.time()
+        store.add_provenance(replace(self.provenance, memory_id=memory_id, created_at=now))
+        row = self.progress.row
+        self.progress.row = replace(
+            row, status="partial", memories=row.memories + int(inserted), updated_at=now
+        )
+        store.ledger_put(self.progress.row)
+        self.written.append(memory_id)
+
+
+class _StoreView:
+    """The store as the import pipeline sees it: inserts are journaled."""
+
+    def __init__(self, store: Any, journal: _Journal) -> None:
+        self._store = store
+        self._journal = journal
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def insert(self, row: Any) -> None:
+        self._store.insert(row)
+        self._journal.record(self._store, row.id, inserted=True)
+
+
+class _EngineView:
+    """The engine as the import pipeline sees it: merges and inserts are journaled."""
+
+    def __init__(self, engine: Any, journal: _Journal) -> None:
+        self._engine = engine
+        self._journal = journal
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    @property
+    def backend(self) -> _StoreView:
+        return _StoreView(self._engine.backend, self._journal)
+
+    def _merge_into(self, existing: Any, **fields: Any) -> None:
+        self._engine._merge_into(existing, **fields)
+        self._journal.record(self._engine.backend, existing.id, inserted=False)
 
 
 def _iso_ts(value: str | None) -> float | None:
@@ -155,6 +259,9 @@ class Importer:
             dry_run=options.dry_run,
         )
         self.pipeline = beliefs.BeliefPipeline(engine, llm, judge=options.judge)
+        self.journal = _Journal()
+        self.pipeline.engine = _EngineView(engine, self.journal)  # type: ignore[assignment]
+        self._progress: _Progress | None = None
 
     # ------------------------------------------------------------ run
 
@@ -190,6 +297,8 @@ class Importer:
                 session = self._session(file, rows.get(str(file.path)))
             except ProviderStopped:
                 break
+            except (OSError, ValueError) as exc:  # the file changed under us: count, go on
+                session = self._unreadable(file, exc)
             if session is not None:
                 self.report.per_session.append(session)
                 self._emit("session_done", session=session.model_dump())
@@ -229,6 +338,7 @@ class Importer:
 
         parsed = parse_transcript(path, start_offset=start_offset, start_line=start_line)
         self.report.malformed += parsed.malformed
+        self.report.oversized += parsed.oversized
         rep.session_id = parsed.session_id or file.session_id
         project = parsed.cwd or context_cwd or (row.project if row else None) or file.project_dir
         rep.project = project
@@ -267,6 +377,25 @@ class Importer:
             index = line - start_line - 1
             return ends[index] if 0 <= index < len(ends) else end_offset
 
+        resumed = row is not None and plan.action == "resume"
+        progress = self._progress = _Progress(
+            row=row
+            if resumed and row is not None
+            else LedgerRow(
+                path=str(path),
+                session_id=rep.session_id,
+                project=project,
+                size=file.size,
+                mtime=file.mtime,
+                offset=0,
+                lines=0,
+                hash=_EMPTY_HASH,
+                status="partial",
+                memories=0,
+            ),
+            replaying=resumed,
+        )
+
         def save_ledger(offset: int, lines: int, status: str, error: str | None = None) -> None:
             nonlocal consumed
             if offset > consumed:
@@ -274,25 +403,23 @@ class Importer:
                     fh.seek(consumed)
                     digest.update(fh.read(offset - consumed))
                 consumed = offset
-            memories = (row.memories if row is not None and plan.action == "resume" else 0) + (
-                rep.saved + rep.versioned
+            # Counted as each memory was written (saved + versioned), in the same
+            # transaction as the memory: see _Journal.
+            progress.row = LedgerRow(
+                path=str(path),
+                session_id=rep.session_id,
+                project=project,
+                size=file.size,
+                mtime=file.mtime,
+                offset=offset,
+                lines=lines,
+                hash=digest.hexdigest(),
+                status=status,
+                memories=progress.row.memories,
+                last_error=error,
+                updated_at=time.time(),
             )
-            self.engine.backend.ledger_put(
-                LedgerRow(
-                    path=str(path),
-                    session_id=rep.session_id,
-                    project=project,
-                    size=file.size,
-                    mtime=file.mtime,
-                    offset=offset,
-                    lines=lines,
-                    hash=digest.hexdigest(),
-                    status=status,
-                    memories=memories,
-                    last_error=error,
-                    updated_at=time.time(),
-                )
-            )
+            self.engine.backend.ledger_put(progress.row)
 
         def keep_progress() -> None:
             """Record the last finished chunk's watermark; the next run resumes there."""
@@ -334,6 +461,14 @@ class Importer:
             with self.engine.backend.transaction():
                 save_ledger(end_offset, end_lines, "complete")
         return rep
+
+    def _unreadable(self, file: SessionFile, exc: Exception) -> SessionReport:
+        """A file that could not be read after discovery: counted, never fatal to the run."""
+        log.warning("could not read %s: %s", file.path, exc)
+        self.report.skipped["unreadable"] += 1
+        return SessionReport(
+            path=str(file.path), session_id=file.session_id, status="failed", error=f"{exc}"
+        )
 
     @staticmethod
     def _lines_at(offset: int, start_line: int, ends: list[int]) -> int:
@@ -377,9 +512,12 @@ class Importer:
             raise ProviderStopped(str(exc)) from exc
         finally:
             self.report.calls["extraction"] += 1
-        items, dropped = tasks.validate_distill(
+        items, reasons = tasks.validate_distill_reasons(
             reply, chunk_lines=(chunk.first_line, chunk.last_line)
         )
+        dropped = sum(reasons.values())
+        for reason, count in reasons.items():
+            self.report.dropped_reasons[reason] = self.report.dropped_reasons.get(reason, 0) + count
         self.report.dropped += dropped
         rep.dropped += dropped
         if not items:
@@ -388,8 +526,14 @@ class Importer:
         vectors = self.engine._embed_texts(texts)
         self.report.calls["embedding"] += 1
         by_line = chunk.units
+        progress = self._progress
+        assert progress is not None
         for i, item in enumerate(items):
             start, end = item.lines
+            vec = None if vectors is None else vectors[i]
+            if progress.replaying and self._already_written(texts[i], vec, project, path, item):
+                log.debug("%s lines %d-%d: already written by an earlier run", path, start, end)
+                continue
             near = [u for u in by_line if u.end_line >= start and u.start_line <= end]
             excerpt = "\n".join(f"{u.role}: {u.text}" for u in near)
             if len(excerpt) > EXCERPT_CHARS:
@@ -398,7 +542,7 @@ class Importer:
             level, _ = self.engine.detector.classify(texts[i])
             belief = beliefs.NewBelief(
                 text=texts[i],
-                vec=None if vectors is None else vectors[i],
+                vec=vec,
                 type=item.type,
                 project=project,
                 sensitivity=int(level),
@@ -408,7 +552,24 @@ class Importer:
                 excerpt=excerpt,
                 metadata={"session_id": rep.session_id, "lines": [start, end]},
             )
-            out = self.pipeline.write(belief)
+            origin = ProvenanceRow(
+                memory_id="",
+                session_id=rep.session_id,
+                path=path,
+                project=project,
+                start_line=start,
+                end_line=end,
+                excerpt=excerpt,
+            )
+            before = progress.row
+            self.journal.begin(origin, progress)
+            try:
+                out = self.pipeline.write(belief)
+            except BaseException:
+                progress.row = before  # the write's transaction rolled back
+                raise
+            finally:
+                journaled = self.journal.end()
             for name, count in out.calls.items():
                 self.report.calls[name] = self.report.calls.get(name, 0) + count
             self.report.auto_resolved += out.auto_resolved
@@ -424,19 +585,46 @@ class Importer:
                 if out.outcome == "conflict":
                     self.report.conflicts += len(out.conflicts)
                     rep.conflicts += len(out.conflicts)
-            with self.engine._lock, self.engine.backend.transaction():
-                self.engine.backend.add_provenance(
-                    ProvenanceRow(
-                        memory_id=out.memory_id,
-                        session_id=rep.session_id,
-                        path=path,
-                        project=project,
-                        start_line=start,
-                        end_line=end,
-                        excerpt=excerpt,
-                        created_at=time.time(),
+            if out.memory_id not in journaled:
+                # A write the journal did not see (not expected): provenance on its own.
+                if out.outcome != "merged":
+                    progress.row = replace(progress.row, memories=progress.row.memories + 1)
+                with self.engine._lock, self.engine.backend.transaction():
+                    self.engine.backend.add_provenance(
+                        replace(origin, memory_id=out.memory_id, created_at=time.time())
                     )
-                )
+
+    def _already_written(
+        self, text: str, vec: Any, project: str | None, path: str, item: Any
+    ) -> bool:
+        """Whether an earlier run already wrote this item: a memory with the same
+        content (any status: the judge may have expired it, a later version may have
+        superseded it) has a provenance row from this file and these lines. Both
+        commit with the memory (see :class:`_Journal`), so this is exact.
+
+        With the offline extractor, the distance bands merge near-duplicates into a
+        memory of other text; one that close, with that provenance, counts as well.
+        """
+        store = self.engine.backend
+        want = content_hash(text)
+        ids: list[str] = []
+        if vec is not None:
+            flt = SearchFilter(statuses=_ANY_STATUS, project=project, project_mode="exact")
+            hits = dict(store.vector_search(vec, 20, flt))
+            bands = self.pipeline.llm is None
+            for r in store.get_many(list(hits)):
+                close = bands and hits[r.id] >= 1.0 - beliefs.DEDUP_DISTANCE
+                if r.content_hash == want or close:
+                    ids.append(r.id)
+        else:
+            same = store.find_by_hash(want, project)
+            if same is not None:
+                ids.append(same.id)
+        start, end = item.lines
+        return any(
+            p.path == path and p.start_line == start and p.end_line == end
+            for p in store.provenance(ids)
+        )
 
 
 def _hash_upto(path: Path, length: int) -> Any:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from memloom.sessions.parse import open_regular
 from memloom.store.base import LedgerRow
 
 CONTEXT_LINES = 40
@@ -35,7 +36,7 @@ def hash_prefix(path: Path, length: int) -> str:
     """SHA-256 of the first ``length`` bytes (fewer if the file is shorter)."""
     digest = hashlib.sha256()
     remaining = length
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # never blocks on a FIFO swapped in
         while remaining > 0:
             block = fh.read(min(_BLOCK, remaining))
             if not block:
@@ -69,7 +70,7 @@ def context_start(
     if offset <= 0 or lines <= 0:
         return 0, 0
     window = min(offset, 4 * _BLOCK)
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # never blocks on a FIFO swapped in
         fh.seek(offset - window)
         data = fh.read(window)
     # data ends with the newline of line ``lines``; find the newline ending line lines - want.

@@ -25,6 +25,21 @@ Reading rules (see ``shared/reference/claude-code-transcripts.md`` §0, §8):
     ``[`` (so a nested object of the truncated record is never mistaken for a
     record of its own). This recovers the "truncated splice" shape.
   - A decoded value that is not an object counts as malformed.
+  - Recovery is bounded: a start that an earlier failed attempt already decoded
+    through is not tried again, and the attempts of one line may scan at most
+    :data:`RECOVER_WORK` times its length (hostile lines such as
+    ``X{"a":1} {"a":1} … {"trunc`` would otherwise cost quadratic time).
+  - A line longer than :data:`MAX_LINE_BYTES` is skipped without being held in
+    memory (its bytes are dropped as they stream past) and counted in
+    ``oversized``; it still counts as a line for numbering and watermarks.
+    An unterminated over-long last segment is left for the next call unless
+    ``final``.
+  - JSON nesting deeper than Python's recursion limit (``RecursionError``) is
+    a corrupt segment like any other.
+  - Strings the parser keeps (text, ids, ``cwd``, timestamps) have lone UTF-16
+    surrogates (legal in JSON as ``"\\ud800"``, not encodable as UTF-8) replaced
+    by U+FFFD and NUL characters removed: SQLite, PostgreSQL, HTTP clients and
+    tokenizers all reject them.
 
 * **Watermarks.** ``end_offset`` is the byte offset just past the last consumed
   line and ``lines_read`` the physical line count at that offset -- *including*
@@ -91,6 +106,10 @@ Filtering rules (reference §5, §6, §7):
   ``queue-operation`` records count as ``non_conversation_type`` except
   recovered ``enqueue`` records.
 
+* **Hostile volumes.** At most :data:`MAX_QUEUED` queued prompts are tracked
+  (the oldest is forgotten beyond that) and markup is removed with linear-time
+  scans, so no input makes parsing slower than linear in practice.
+
 Invariant: every decoded record either contributes to a unit or is counted in
 exactly one ``dropped`` reason.
 """
@@ -98,7 +117,9 @@ exactly one ``dropped`` reason.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -113,6 +134,7 @@ __all__ = [
     "MEMLOOM_CONTEXT_OPEN",
     "ParseResult",
     "Unit",
+    "open_regular",
     "parse_bytes",
     "parse_transcript",
 ]
@@ -161,6 +183,14 @@ DROP_REASONS = (
 )
 
 BLOCK_SIZE = 1 << 20
+#: A physical line longer than this is skipped (counted in ``oversized``) without
+#: being held in memory. Real lines reach a few MiB (pasted screenshots are
+#: base64 inside the line); 32 MiB bounds the memory one line can take.
+MAX_LINE_BYTES = 32 << 20
+#: Recovery attempts on one corrupt line may scan at most this many times its length.
+RECOVER_WORK = 4
+#: Queued prompts tracked at once (real queues hold a handful).
+MAX_QUEUED = 64
 
 _MEMLOOM_RE = re.compile(
     r"^[ \t]*"
@@ -170,12 +200,13 @@ _MEMLOOM_RE = re.compile(
     + r"|\Z)",
     re.S | re.M,
 )
-_SYSREM_RE = re.compile(r"^[ \t]*<system-reminder>.*?</system-reminder>", re.S | re.M)
+_SYSREM_OPEN_RE = re.compile(r"^[ \t]*<system-reminder>", re.M)
+_SYSREM_CLOSE = "</system-reminder>"
 _IDE_RE = re.compile(r"\A(?:\s*<(ide_[\w-]*)\b[^>]*>.*?</\1>)+", re.S)
-_CMD_NAME_RE = re.compile(r"<command-name>(.*?)</command-name>", re.S)
-_CMD_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BARE_SLASH_RE = re.compile(r"/[A-Za-z][\w:.-]*")
 _WS = " \t\r\n"
+_WS_RE = re.compile(r"[ \t\r\n]*")
+_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
 
 
 @dataclass
@@ -196,6 +227,8 @@ class ParseResult:
     lines_read: int = 0  # physical line count at end_offset (includes start_line)
     end_offset: int = 0  # byte offset just past the last consumed line
     malformed: int = 0
+    #: lines longer than MAX_LINE_BYTES, skipped unread
+    oversized: int = 0
     records: int = 0
     dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
     session_id: str | None = None
@@ -206,11 +239,53 @@ class ParseResult:
 # --------------------------------------------------------------------------- text
 
 
+def _safe(text: str) -> str:
+    """``text`` without lone surrogates (-> U+FFFD) and NULs: storable and sendable."""
+    if _UNSAFE_RE.search(text) is None:
+        return text
+    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
+
+
+def _strip_system_reminders(text: str) -> str:
+    """Remove ``<system-reminder>…</system-reminder>`` blocks opening at a line start.
+
+    Same result as ``re.sub(r"^[ \t]*<system-reminder>.*?</system-reminder>", "", text,
+    flags=re.S | re.M)`` in linear time: that pattern rescans to the end of the text
+    for every unclosed opening tag (a 360 KB message took 45 s).
+    """
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _SYSREM_OPEN_RE.search(text, pos)
+        if m is None:
+            break
+        close = text.find(_SYSREM_CLOSE, m.end())
+        if close < 0:
+            break  # no later opening tag has a closing one either
+        out.append(text[pos : m.start()])
+        pos = close + len(_SYSREM_CLOSE)
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _between(text: str, open_tag: str, close_tag: str) -> str | None:
+    """What ``re.search(open_tag + "(.*?)" + close_tag, text, re.S)`` captures, in linear time."""
+    start = text.find(open_tag)
+    if start < 0:
+        return None
+    start += len(open_tag)
+    end = text.find(close_tag, start)
+    return None if end < 0 else text[start:end]
+
+
 def _clean(text: str, *, user: bool) -> str:
+    text = _safe(text)
     if MEMLOOM_CONTEXT_OPEN in text:
         text = _MEMLOOM_RE.sub("", text)
     if "<system-reminder>" in text:
-        text = _SYSREM_RE.sub("", text)
+        text = _strip_system_reminders(text)
     if user and "<ide_" in text:
         text = _IDE_RE.sub("", text, count=1)
     return text.strip()
@@ -218,14 +293,13 @@ def _clean(text: str, *, user: bool) -> str:
 
 def _command_text(text: str) -> str:
     """``"/name args"`` for a command with non-empty ``<command-args>``, else ``""``."""
-    m = _CMD_ARGS_RE.search(text)
-    if not m:
+    args = _between(text, "<command-args>", "</command-args>")
+    if args is None:
         return ""
-    args = m.group(1).strip()
+    args = args.strip()
     if not args:
         return ""
-    nm = _CMD_NAME_RE.search(text)
-    name = nm.group(1).strip() if nm else ""
+    name = (_between(text, "<command-name>", "</command-name>") or "").strip()
     if name and not name.startswith("/"):
         name = "/" + name
     return f"{name} {args}" if name else args
@@ -288,36 +362,47 @@ _loads = _decoder.decode
 
 
 def _skip_ws(s: str, i: int, n: int) -> int:
-    while i < n and s[i] in _WS:
-        i += 1
-    return i
+    return _WS_RE.match(s, i).end()  # type: ignore[union-attr]  # always matches
 
 
-def _chain(s: str, i: int, n: int) -> list[Any] | None:
-    """Decode objects from ``i`` to the end of ``s``; None unless all of it decodes."""
+def _chain(s: str, i: int, n: int, starts: set[int]) -> tuple[list[Any] | None, int]:
+    """Decode objects from ``i`` to the end of ``s``: (objects or None unless all of it
+    decodes, how far decoding got). Every object start tried is added to ``starts``."""
     out: list[Any] = []
     while True:
         i = _skip_ws(s, i, n)
         if i >= n:
-            return out
+            return out, n
+        starts.add(i)
         try:
             obj, i = _raw_decode(s, i)
+        except json.JSONDecodeError as exc:
+            return None, max(exc.pos, i)
         except (ValueError, RecursionError):
-            return None
+            return None, n
         out.append(obj)
 
 
 def _recover(s: str, i: int, n: int) -> list[Any]:
-    """After a failure at ``i``: the objects from the first plausible record start."""
+    """After a failure at ``i``: the objects from the first plausible record start.
+
+    Bounded: a start already decoded through by a failed attempt fails the same
+    way and is skipped, and all attempts together scan at most ``RECOVER_WORK``
+    times the line.
+    """
+    budget = RECOVER_WORK * n + 4096
+    starts: set[int] = set()
     j = s.find('{"', i + 1)
-    while j != -1:
-        k = j - 1
-        while k >= 0 and s[k] in _WS:
-            k -= 1
-        if k < 0 or s[k] not in ":,[":
-            chain = _chain(s, j, n)
-            if chain is not None:
-                return chain
+    while j != -1 and budget > 0:
+        if j not in starts:
+            k = j - 1
+            while k >= 0 and s[k] in _WS:
+                k -= 1
+            if k < 0 or s[k] not in ":,[":
+                chain, reached = _chain(s, j, n, starts)
+                if chain is not None:
+                    return chain
+                budget -= reached - j + 1
         j = s.find('{"', j + 1)
     return []
 
@@ -363,6 +448,10 @@ class _Queued:
     text: str
     line: int
     timestamp: str | None
+    cleaned: str = ""
+
+    def __post_init__(self) -> None:
+        self.cleaned = _cleaned(self.text)
 
 
 class _Parser:
@@ -395,17 +484,11 @@ class _Parser:
         res = self.res
         res.records += 1
         if res.session_id is None:
-            v = o.get("sessionId")
-            if isinstance(v, str):
-                res.session_id = v
+            res.session_id = _str(o.get("sessionId"))
         if res.cwd is None:
-            v = o.get("cwd")
-            if isinstance(v, str):
-                res.cwd = v
+            res.cwd = _str(o.get("cwd"))
         if res.version is None:
-            v = o.get("version")
-            if isinstance(v, str):
-                res.version = v
+            res.version = _str(o.get("version"))
         kind = o.get("type")
         if kind == "user":
             self.user(o, line)
@@ -442,7 +525,7 @@ class _Parser:
             joined = "\n".join(texts)
             self.user_texts.append((line, joined))
             if self.pending and joined:
-                self.pending = deque(q for q in self.pending if _cleaned(q.text) not in joined)
+                self.pending = deque(q for q in self.pending if q.cleaned not in joined)
         if o.get("isMeta") is True:
             reason = "meta"
         elif o.get("isCompactSummary") is True or _str(o.get("parentUuid")) in self.compact_uuids:
@@ -504,6 +587,8 @@ class _Parser:
         ts = _str(o.get("timestamp"))
         if op == "enqueue":
             texts, _ = _content_texts(o.get("content"))
+            if len(self.pending) >= MAX_QUEUED:
+                self.pending.popleft()
             self.pending.append(_Queued("\n\n".join(texts), line, ts))
             if self.user_texts is None:
                 self.user_texts = []
@@ -512,14 +597,16 @@ class _Parser:
                 self.pending.popleft()
         elif op == "remove":
             if self.pending:
-                self.candidates.append(self.pending.popleft())
+                q = self.pending.popleft()
+                if len(self.candidates) < MAX_QUEUED:
+                    self.candidates.append(q)
         elif op == "popAll":
             if self.pending:
-                self.candidates.extend(self.pending)
+                self.candidates.extend(list(self.pending)[: MAX_QUEUED - len(self.candidates)])
                 self.pending.clear()
             else:
                 texts, _ = _content_texts(o.get("content"))
-                if texts:
+                if texts and len(self.candidates) < MAX_QUEUED:
                     self.candidates.append(_Queued("\n\n".join(texts), line, ts))
                     if self.user_texts is None:
                         self.user_texts = []
@@ -545,10 +632,47 @@ def _cleaned(text: str) -> str:
 
 
 def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
+    return _safe(v) if isinstance(v, str) else None
 
 
 # --------------------------------------------------------------------------- driver
+
+
+def _segments(blocks: Iterable[bytes], limit: int) -> Iterator[tuple[bytes | None, int, bool]]:
+    """The physical lines of ``blocks``: ``(bytes, length, terminated)``.
+
+    ``bytes`` is None for a line longer than ``limit``: its bytes are dropped as
+    they arrive, so memory stays bounded by ``limit`` plus one block.
+    ``terminated`` is False only for a last segment without a final newline.
+    """
+    parts: list[bytes] = []
+    size = 0  # bytes of the current line seen so far
+    over = False
+    for block in blocks:
+        start = 0
+        while True:
+            nl = block.find(b"\n", start)
+            if nl < 0:
+                break
+            total = size + nl - start
+            if over or total > limit:
+                yield None, total, True
+            elif parts:
+                parts.append(block[start:nl])
+                yield b"".join(parts), total, True
+            else:
+                yield block[start:nl], total, True
+            parts, size, over = [], 0, False
+            start = nl + 1
+        rest = len(block) - start
+        if rest:
+            size += rest
+            if over or size > limit:
+                over, parts = True, []
+            else:
+                parts.append(block[start:] if start else block)
+    if size:
+        yield (None if over else b"".join(parts)), size, False
 
 
 def _run(
@@ -562,40 +686,34 @@ def _run(
     """Feed the lines of ``blocks`` to ``p``: returns (lines consumed, bytes consumed)."""
     line = first_line - 1  # number of the last physical line fed
     consumed = 0
-    parts: list[bytes] = []
     cont = continuation
-    for block in blocks:
-        if b"\n" not in block:
-            parts.append(block)
+    for seg, length, terminated in _segments(blocks, MAX_LINE_BYTES):
+        if cont:  # the rest of the physical line before the start offset
+            cont, this_line = False, first_line - 1
+        else:
+            this_line = line + 1
+        if terminated:
+            consumed += length + 1
+            line = max(line, this_line)
+            if seg is None:
+                p.res.oversized += 1
+            elif seg:
+                p.feed(seg, this_line)
             continue
-        if parts:
-            parts.append(block)
-            block = b"".join(parts)
-        segs = block.split(b"\n")
-        tail = segs.pop()
-        parts = [tail] if tail else []
-        for seg in segs:
-            consumed += len(seg) + 1
-            if cont:
-                cont = False
-                if seg:
-                    p.feed(seg, first_line - 1)
-                continue
-            line += 1
-            if seg:
-                p.feed(seg, line)
-    if parts:
-        seg = b"".join(parts)
-        this_line = first_line - 1 if cont else line + 1
-        if final:
+        # An unterminated last segment.
+        if seg is None:
+            if not final:  # may still be being written: leave it for the next call
+                return line - first_line + 1, consumed
+            p.res.oversized += 1
+        elif final:
             p.feed(seg, this_line)
         else:
             values, bad = _decode_line(seg)
             if bad or not values or not all(isinstance(v, dict) for v in values):
                 return line - first_line + 1, consumed
             p.process(values, this_line)
-        consumed += len(seg)
-        line = this_line if not cont else line
+        consumed += length
+        line = max(line, this_line)
     return line - first_line + 1, consumed
 
 
@@ -627,6 +745,28 @@ def _blocks(f: Any, size: int) -> Iterator[bytes]:
         yield block
 
 
+def open_regular(path: str | os.PathLike[str]) -> Any:
+    """``open(path, "rb")`` for a regular file only; ``OSError`` for anything else.
+
+    Opened with ``O_NONBLOCK`` (no effect on regular files) so that a FIFO does
+    not block the open, then checked with ``fstat`` on the open descriptor (no
+    race between the check and the read).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise OSError(f"{os.fspath(path)} is {kind}")
+        if flags & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def parse_transcript(
     path: Path,
     *,
@@ -641,12 +781,14 @@ def parse_transcript(
     unterminated last segment is consumed only if it decodes completely.
 
     Raises ``ValueError`` if ``start_offset`` is beyond the end of the file (it
-    was truncated or replaced: start over from 0), ``OSError`` if it can't be read.
+    was truncated or replaced: start over from 0), ``OSError`` if it can't be read
+    or is not a regular file (a FIFO, device or folder is never read: opening is
+    non-blocking, so a FIFO put in a transcript's place cannot hang the caller).
     """
     if start_offset < 0 or start_line < 0:
         raise ValueError("start_offset and start_line must be >= 0")
     p = _Parser(seen_uuids)
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         size = f.seek(0, 2)
         if start_offset > size:
             raise ValueError(
