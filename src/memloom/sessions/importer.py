@@ -231,21 +231,44 @@ def _iso_ts(value: str | None) -> float | None:
         return None
 
 
+_BLOCK = 1 << 20  # files are read a block at a time: a 200 MB transcript costs 1 MB
+
+
 def _line_ends(path: Path, start: int, end: int) -> list[int]:
     """Absolute byte offsets just past each newline in [start, end)."""
     if end <= start:
         return []
+    out: list[int] = []
+    last = b""
     with path.open("rb") as fh:
         fh.seek(start)
-        data = fh.read(end - start)
-    out = []
-    pos = data.find(b"\n")
-    while pos >= 0:
-        out.append(start + pos + 1)
-        pos = data.find(b"\n", pos + 1)
-    if not data.endswith(b"\n"):
+        pos = start
+        while pos < end:
+            block = fh.read(min(_BLOCK, end - pos))
+            if not block:
+                break
+            found = block.find(b"\n")
+            while found >= 0:
+                out.append(pos + found + 1)
+                found = block.find(b"\n", found + 1)
+            pos += len(block)
+            last = block[-1:]
+    if last != b"\n":
         out.append(end)  # a complete last record without its newline
     return out
+
+
+def _hash_range(digest: Any, path: Path, start: int, end: int) -> None:
+    """Feed bytes [start, end) of ``path`` to ``digest``, a block at a time."""
+    with path.open("rb") as fh:
+        fh.seek(start)
+        remaining = end - start
+        while remaining > 0:
+            block = fh.read(min(_BLOCK, remaining))
+            if not block:  # truncated meanwhile: the next run sees a changed file
+                return
+            digest.update(block)
+            remaining -= len(block)
 
 
 class Importer:
@@ -399,9 +422,7 @@ class Importer:
         def save_ledger(offset: int, lines: int, status: str, error: str | None = None) -> None:
             nonlocal consumed
             if offset > consumed:
-                with path.open("rb") as fh:
-                    fh.seek(consumed)
-                    digest.update(fh.read(offset - consumed))
+                _hash_range(digest, path, consumed, offset)
                 consumed = offset
             # Counted as each memory was written (saved + versioned), in the same
             # transaction as the memory: see _Journal.
