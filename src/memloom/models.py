@@ -6,6 +6,7 @@ and ``memloom --json`` cannot drift apart.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
 from typing import Annotated, Any, Literal
@@ -23,6 +24,17 @@ from pydantic import (
 MAX_TEXT_CHARS = 100_000
 MAX_ENTRIES = 1_000
 MAX_TAGS = 64
+#: Longest tag, and longest project, source or session id (a project is often a path).
+MAX_TAG_CHARS = 256
+MAX_NAME_CHARS = 4096
+#: pgvector's limit for a ``vector`` column; no embedding model comes near it.
+MAX_DIMENSIONS = 16_000
+#: How deep a request document (``metadata`` above all) may nest. The JSON encoder
+#: of the responses gives up far deeper, but one stored memory it cannot encode
+#: would break every listing that includes it.
+MAX_NESTING = 32
+#: "Not blank" as a JSON-schema pattern: one character that ``str.strip`` keeps.
+_NOT_BLANK = r"[^\s\u001c-\u001f\u0085]"
 
 
 class MemoryType(StrEnum):
@@ -49,9 +61,12 @@ def _utc(value: datetime | None) -> datetime | None:
     """Naive timestamps are taken as UTC, so every stored time is comparable."""
     if value is None:
         return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        value.timestamp()  # stored as seconds since the epoch
+    except (OverflowError, OSError, ValueError):
+        raise ValueError("date is out of range (years 1 to 9999 in UTC)") from None
+    return value
 
 
 UTCDateTime = Annotated[datetime, AfterValidator(_utc)]
@@ -92,14 +107,96 @@ def _clean_embedding(values: list[float] | None) -> list[float] | None:
     return values
 
 
-MemoryText = Annotated[str, AfterValidator(_clean_text)]
-Tags = Annotated[list[str], AfterValidator(_clean_tags)]
-Embedding = Annotated[list[float] | None, AfterValidator(_clean_embedding)]
+# The limits are declared in the JSON schema (and so in the HTTP API's OpenAPI
+# document); the validators enforce them with messages of their own.
+MemoryText = Annotated[
+    str,
+    Field(
+        json_schema_extra={"minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": _NOT_BLANK}
+    ),
+    AfterValidator(_clean_text),
+]
+Tag = Annotated[
+    str,
+    Field(
+        json_schema_extra={"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NOT_BLANK}
+    ),
+]
+Tags = Annotated[
+    list[Tag], Field(json_schema_extra={"maxItems": MAX_TAGS}), AfterValidator(_clean_tags)
+]
+Embedding = Annotated[
+    Annotated[list[float], Field(min_length=1, max_length=MAX_DIMENSIONS)] | None,
+    AfterValidator(_clean_embedding),
+]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+
+
+def _text_problem(value: str) -> str | None:
+    if "\x00" in value:
+        return "must not contain NUL (\\u0000) characters"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be valid Unicode (it contains an unpaired surrogate)"
+    return None
+
+
+def _shown(key: Any) -> str:
+    text = str(key)
+    return text[:64] if text.isprintable() and _text_problem(text) is None else "(a key)"
+
+
+def _unstorable(value: Any, depth: int = 0) -> tuple[list[str], str] | None:
+    """Where and why ``value`` holds what no store can keep, or None."""
+    if isinstance(value, str):
+        problem = _text_problem(value)
+        return ([], problem) if problem else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else ([], "must be a finite number")
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    if depth >= MAX_NESTING:
+        return [], f"is nested more than {MAX_NESTING} levels deep"
+    for key, item in items:
+        if isinstance(key, str) and (problem := _text_problem(key)):
+            return [_shown(key)], f"has a key that {problem}"
+        if type(item) is int or type(item) is bool or item is None:
+            continue
+        if type(item) is float:
+            if not math.isfinite(item):
+                return [_shown(key)], "must be a finite number"
+            continue
+        found = _unstorable(item, depth + 1)
+        if found is not None:
+            found[0].insert(0, _shown(key))
+            return found
+    return None
+
+
+def check_storable(value: Any) -> None:
+    """ValueError for what a store cannot keep or give back: NUL characters (PostgreSQL
+    refuses them), unpaired surrogates (not UTF-8), NaN and infinities (not JSON)
+    and documents nested more than ``MAX_NESTING`` levels."""
+    found = _unstorable(value)
+    if found is not None:
+        where, problem = found
+        raise ValueError(f"{'.'.join(where) or 'value'} {problem}")
 
 
 class _Request(BaseModel):
     # A misspelt field would otherwise be dropped without a word.
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        check_storable(data)
+        return data
 
 
 # ---------------------------------------------------------------- store
@@ -108,14 +205,14 @@ class _Request(BaseModel):
 class StoreEntry(_Request):
     text: MemoryText
     embedding: Embedding = None
-    source: str | None = None
+    source: Name | None = None
     tags: Tags = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     sensitivity: SensitivityLevel | None = None
     auto_classify: bool = False
     expires_at: UTCDateTime | None = None
     type: MemoryType | None = None
-    project: str | None = None
+    project: Name | None = None
 
     model_config = ConfigDict(
         extra="forbid",
@@ -152,7 +249,7 @@ class StoreRequest(_Request):
         },
     )
 
-    session_id: str | None = None
+    session_id: Name | None = None
     entries: list[StoreEntry] = Field(min_length=1, max_length=MAX_ENTRIES)
 
 
@@ -193,7 +290,7 @@ class RecallRequest(_Request):
         },
     )
 
-    query: str | None = None
+    query: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
     query_embedding: Embedding = None
     #: hybrid (default) fuses meaning and keywords; vector or keyword use one arm only.
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
@@ -201,11 +298,11 @@ class RecallRequest(_Request):
     max_tokens: int | None = Field(default=None, ge=1)
     tags: Tags = Field(default_factory=list)
     boost_tags: Tags = Field(default_factory=list)
-    task_context: str | None = None
+    task_context: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
     recency_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     include_expired: bool = False
-    project: str | None = None
+    project: Name | None = None
     types: list[MemoryType] = Field(default_factory=list)
     max_sensitivity: SensitivityLevel | None = None
     #: Count this recall as use (last_referenced, access_count). Browsing tools pass false.
@@ -364,8 +461,8 @@ class SaveRequest(_Request):
     text: MemoryText
     type: MemoryType = MemoryType.fact
     tags: Tags = Field(default_factory=list)
-    source: str | None = None
-    project: str | None = None
+    source: Name | None = None
+    project: Name | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     sensitivity: SensitivityLevel | None = None
     auto_classify: bool = True
@@ -443,10 +540,10 @@ class MemoryDocument(BaseModel):
 class ListRequest(_Request):
     """Filters and paging for ``GET /v1/memories`` and ``Memloom.list``."""
 
-    project: str | None = None
+    project: Name | None = None
     types: list[MemoryType] = Field(default_factory=list)
     tags: Tags = Field(default_factory=list)
-    source: str | None = None
+    source: Name | None = None
     statuses: list[Status] = Field(default_factory=lambda: [Status.active])
     max_sensitivity: SensitivityLevel | None = None
     min_sensitivity: SensitivityLevel | None = None
@@ -523,8 +620,8 @@ class ResolveRequest(_Request):
     )
 
     action: ResolveAction
-    candidate_id: str | None = None
-    text: str | None = None
+    candidate_id: str | None = Field(default=None, max_length=64)
+    text: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
 
     @model_validator(mode="after")
     def _merge_needs_text(self) -> ResolveRequest:

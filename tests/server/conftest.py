@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +24,12 @@ class Daemon:
     claude: Path
     process: subprocess.Popen[bytes]
     token: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def log(self) -> str:
+        """Everything the daemon wrote to stderr so far."""
+        return "\n".join(self.lines)
 
     def client(self, token: str | None = None) -> httpx.Client:
         headers = (
@@ -49,21 +57,32 @@ def start_daemon(home: Path, claude: Path, *args: str, env: dict[str, str] | Non
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    # Drained all along: a full pipe would block the daemon's logging, and with it
+    # its event loop.
+    lines: list[str] = []
+    drain = threading.Thread(target=_drain, args=(process.stderr, lines), daemon=True)
+    drain.start()
     record = home / "daemon.json"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"memloom serve exited: {process.stderr.read().decode()}")
+            drain.join(timeout=5)
+            raise RuntimeError("memloom serve exited: " + "\n".join(lines))
         if record.exists():
             try:
                 info = json.loads(record.read_text())
                 httpx.get(info["url"] + "/health", timeout=2).raise_for_status()
-                return Daemon(info["url"], home, claude, process)
+                return Daemon(info["url"], home, claude, process, lines=lines)
             except (ValueError, httpx.HTTPError):
                 pass
         time.sleep(0.1)
     process.kill()
     raise RuntimeError("memloom serve did not come up within 60 s")
+
+
+def _drain(stream: Any, lines: list[str]) -> None:
+    for raw in stream:
+        lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
 
 
 def stop(daemon: Daemon) -> None:

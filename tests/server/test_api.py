@@ -413,3 +413,183 @@ def test_second_daemon_is_refused_and_stop_ends_the_first(tmp_path):
         assert not (d.home / "daemon.json").exists()
     finally:
         stop(d)
+
+
+# ---------------------------------------------------------------- hardening (schemathesis finds)
+
+
+def test_unstorable_values_are_422_on_both_backends(api):
+    """What schemathesis found: each of these was a 500 (PostgreSQL refuses NUL, nothing
+    encodes an unpaired surrogate, huge offsets overflow 64-bit integers, ...)."""
+    project = unique("unstorable")
+    deep: object = 1
+    for _ in range(40):
+        deep = {"a": deep}
+    raw_cases = [
+        ("/v1/memories", b'{"text": "nul \\u0000 byte"}'),
+        ("/v1/memories", b'{"text": "lone \\udb14 surrogate"}'),
+        ("/v1/memories", b'{"text": "x", "metadata": {"k\\u0000": 1}}'),
+        ("/v1/memories", b'{"text": "x", "metadata": {"k\\udc00": 1}}'),
+        ("/v1/memories", b'{"text": "x", "metadata": {"n": 1e400}}'),
+        ("/v1/memories", b'{"text": "x", "metadata": {"n": NaN}}'),
+        ("/v1/memories", b'{"text": "x", "project": "p\\u0000"}'),
+        ("/v1/memories", b'{"text": "x", "tags": ["t\\u0000"]}'),
+        ("/v1/memory/store", b'{"entries": [{"text": "x", "source": "\\ud800"}]}'),
+        ("/v1/memory/store", b'{"session_id": "s\\u0000", "entries": [{"text": "x"}]}'),
+        ("/v1/memory/recall", b'{"query": "a\\u0000b"}'),
+        ("/v1/memory/expire", b'{"ids": ["a\\u0000b"]}'),
+        ("/v1/memory/supersede", b'{"old_id": "\\u00eb\\u0000"}'),
+        ("/v1/memory/forget", b'{"tags": ["\\u0000"]}'),
+        ("/v1/capture/notify", b'{"transcript_path": "/x/\\ud800.jsonl"}'),
+    ]
+    json_cases = [
+        ("/v1/memories", {"text": "x", "metadata": deep}),
+        ("/v1/memories", {"text": "x", "expires_at": "0001-01-01T00:00:00+14:00"}),
+        ("/v1/memories", {"text": "x", "expires_at": "9999-12-31T23:59:59-14:00"}),
+        ("/v1/memory/forget", {"before": "0001-01-01T00:00:00+01:00"}),
+        ("/v1/memory/recall", {"query": "q " * 60_000}),
+        ("/v1/memory/recall", {"query": "x", "task_context": "c" * 100_001}),
+        ("/v1/memory/recall", {"query_embedding": [1.0] * 16_001}),
+        ("/v1/memories", {"text": "x", "tags": [f"t{i}" for i in range(65)]}),
+        ("/v1/memories", {"text": "x", "project": "p" * 4097}),
+        ("/v1/memory/expire", {"ids": ["x"] * 1001}),
+        ("/v1/memory/forget", {"ids": ["x"] * 1001}),
+    ]
+    for path, body in raw_cases + json_cases:
+        if isinstance(body, bytes):
+            res = api.post(path, content=body, headers={"Content-Type": "application/json"})
+        else:
+            res = api.post(path, json=body)
+        assert res.status_code == 422, (path, str(body)[:100], res.status_code, res.text[:300])
+        assert res.json()["error"] and "Traceback" not in res.text
+    for params in ({"project": "a\x00b"}, {"tag": "\x00"}, {"source": "s\x00"}):
+        res = api.get("/v1/memories", params=params)
+        assert res.status_code == 422, (params, res.status_code, res.text)
+    assert api.get("/v1/conflicts", params={"offset": 10**25}).status_code == 422
+    assert api.get("/v1/conflicts", params={"offset": 10**9}).json()["conflicts"] == []
+    # What the limits still let through is stored and listed.
+    nested: object = "leaf"
+    for _ in range(25):
+        nested = {"a": nested}
+    ok = api.post(
+        "/v1/memories",
+        json={
+            "text": "Nested metadata within the limit " + project,
+            "project": project,
+            "metadata": {"deep": nested, "big": 10**30},
+            "expires_at": "9999-12-31T23:59:59Z",
+        },
+    )
+    assert ok.status_code == 201, ok.text
+    listed = api.get("/v1/memories", params={"project": project})
+    assert listed.status_code == 200 and listed.json()["total"] == 1
+
+
+def test_openapi_declares_the_limits(api):
+    spec = api.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    save = schemas["SaveRequest"]["properties"]
+    assert save["text"]["maxLength"] == 100_000 and save["text"]["minLength"] == 1
+    assert save["tags"]["maxItems"] == 64 and save["tags"]["items"]["maxLength"] == 256
+    assert schemas["StoreRequest"]["properties"]["entries"]["maxItems"] == 1000
+    assert schemas["ExpireRequest"]["properties"]["ids"]["maxItems"] == 1000
+    embedding = schemas["StoreEntry"]["properties"]["embedding"]["anyOf"][0]
+    assert embedding["maxItems"] == 16_000 and embedding["minItems"] == 1
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            codes = set(operation["responses"])
+            assert {"400", "401", "403", "413", "422", "503"} <= codes, (method, path, codes)
+            # Only the HTTP server's own refusals are plain text.
+            assert set(operation["responses"]["400"]["content"]) == {
+                "application/json",
+                "text/plain",
+            }
+
+
+def test_no_cors_header_on_any_route_or_preflight(api, daemon):
+    spec = api.get("/openapi.json").json()
+    some_id = api.get("/v1/memories", params={"limit": 1}).json()["memories"]
+    memory_id = some_id[0]["id"] if some_id else "0123456789abcdef"
+    origin = {"Origin": "https://evil.example"}
+    for path, item in spec["paths"].items():
+        url = path.replace("{memory_id}", memory_id).replace("{conflict_id}", "0123456789abcdef")
+        for method in item:
+            if path in ("/v1/import/sessions", "/v1/conflicts/auto"):
+                continue  # they would start an import or a judge run; their preflight is below
+            body = {} if method == "post" else None
+            res = api.request(method.upper(), url, headers=origin, json=body)
+            assert "access-control-allow-origin" not in res.headers, (method, path)
+            assert "access-control-allow-credentials" not in res.headers, (method, path)
+        pre = api.options(
+            url,
+            headers={
+                **origin,
+                "Access-Control-Request-Method": next(iter(item)).upper(),
+                "Access-Control-Request-Headers": "authorization, content-type",
+            },
+        )
+        assert "access-control-allow-origin" not in pre.headers, path
+        assert "access-control-allow-headers" not in pre.headers, path
+    for path in ("/", "/viewer/index.html", "/docs", "/openapi.json", "/nope"):
+        res = httpx.get(daemon.url + path, headers=origin)
+        assert "access-control-allow-origin" not in res.headers, path
+
+
+def test_token_required_off_loopback_and_accepted_from_the_environment(tmp_path):
+    """Bound to every interface, with a token (here from MEMLOOM_API_TOKEN): it serves,
+    and every route but /health and the viewer's files demands the token."""
+    from tests.server.conftest import start_daemon, stop
+
+    d = start_daemon(
+        tmp_path / "home",
+        tmp_path / "claude",
+        "--host",
+        "0.0.0.0",
+        env={"MEMLOOM_API_TOKEN": "env-s3cret-token"},
+    )
+    try:
+        url = d.url.replace("0.0.0.0", "127.0.0.1")
+        record = json.loads((d.home / "daemon.json").read_text())
+        assert record["token_required"] is True and record["host"] == "0.0.0.0"
+        assert httpx.get(url + "/health").status_code == 200
+        for path in ("/v1/status", "/openapi.json", "/v1/memories"):
+            res = httpx.get(url + path)
+            assert res.status_code == 401 and res.headers["www-authenticate"] == "Bearer", path
+        wrong = httpx.get(url + "/v1/status", headers={"Authorization": "Bearer env-s3cret"})
+        assert wrong.status_code == 401
+        odd = httpx.get(url + "/v1/status", headers={"Authorization": b"Bearer \xff\xfe"})
+        assert odd.status_code == 401
+        ok = httpx.get(url + "/v1/status", headers={"Authorization": "Bearer env-s3cret-token"})
+        assert ok.status_code == 200
+        # The body limit answers first: an unauthenticated client cannot make it read 8 MB.
+        big = httpx.post(url + "/v1/memory/store", content=b"x" * (8 * 1024 * 1024 + 1))
+        assert big.status_code == 413
+    finally:
+        stop(d)
+
+
+def test_token_check_failures_answer_json_not_a_bare_500():
+    """A shared store whose database is down: the token check says 503, in JSON."""
+    from starlette.testclient import TestClient
+
+    from memloom.server.middleware import BearerAuth
+    from memloom.store.base import UnavailableError
+
+    async def app(scope, receive, send):  # never reached
+        raise AssertionError("the request passed the token check")
+
+    def down(token: str):
+        raise UnavailableError("database unavailable: connection refused")
+
+    def broken(token: str):
+        raise RuntimeError("bug")
+
+    for lookup, status in ((down, 503), (broken, 500)):
+        client = TestClient(BearerAuth(app, None, lookup=lookup), raise_server_exceptions=False)
+        res = client.get("/v1/status", headers={"Authorization": "Bearer mlt_abc"})
+        assert res.status_code == status and res.headers["content-type"] == "application/json"
+        assert res.json()["error"]
+    # A token no one could have been given is not even looked up.
+    client = TestClient(BearerAuth(app, None, lookup=down), raise_server_exceptions=False)
+    res = client.get("/v1/status", headers={"Authorization": "Bearer " + "x" * 600})
+    assert res.status_code == 401

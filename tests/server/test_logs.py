@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from memloom.detect.logfilter import RedactingFilter
 from tests.server.conftest import start_daemon, stop
@@ -19,7 +20,9 @@ def test_access_and_error_lines_are_redacted(tmp_path):
             assert api.get(f"/v1/memories/{TOKEN}").status_code == 404
     finally:
         stop(d)
-    log = d.process.stderr.read().decode()
+    d.process.wait(timeout=30)
+    time.sleep(0.2)  # the drain thread reads the last lines
+    log = d.log
     assert "GET /v1/memories" in log  # the access log was on: the test can fail
     assert TOKEN not in log
     assert "[redacted:github" in log

@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import json
 import queue
+import stat
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import Body, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 import memloom
 from memloom.config import redact_url
 from memloom.engine import Memloom
 from memloom.models import (
+    MAX_NAME_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
     ConflictDocument,
     ConflictList,
     ErrorResponse,
@@ -46,6 +51,7 @@ from memloom.models import (
     SupersedeResponse,
     UpdateRequest,
     UpdateResponse,
+    check_storable,
 )
 from memloom.server import errors
 from memloom.server.middleware import DEFAULT_MAX_BODY, BearerAuth, BodyLimit, JsonBodies
@@ -54,7 +60,8 @@ from memloom.store.base import Principal
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse, "description": text}
     for code, text in {
-        400: "Malformed request",
+        400: "Malformed request (plain text when the HTTP server itself cannot parse it, "
+        "e.g. a request line over 64 KiB)",
         401: "Missing or wrong bearer token",
         403: "Shared with this token for reading only",
         404: "Not found",
@@ -64,8 +71,17 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         503: "The database or embedder is unavailable",
     }.items()
 }
+ERRORS[400]["content"] = {"application/json": {}, "text/plain": {"schema": {"type": "string"}}}
 
 MemoryId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+TagFilter = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]], Query(max_length=MAX_TAGS)
+]
+#: Far past any real queue; larger numbers overflow the databases' 64-bit integers.
+MAX_OFFSET = 1_000_000_000
+#: Paths named in one import request, and the longest path (Linux PATH_MAX).
+MAX_IMPORT_PATHS = 1000
+MAX_PATH_CHARS = 4096
 
 
 class Services(Protocol):
@@ -83,12 +99,49 @@ class ImportRequest(BaseModel):
         json_schema_extra={"examples": [{"days": 7, "sessions": 10, "dry_run": True}]},
     )
 
-    paths: list[str] | None = Field(default=None, description="Files or folders (skips discovery)")
-    days: float | None = Field(default=14, gt=0)
-    sessions: int | None = Field(default=20, ge=1)
-    project: str | None = None
+    paths: (
+        list[Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]] | None
+    ) = Field(
+        default=None,
+        max_length=MAX_IMPORT_PATHS,
+        description="Absolute paths of transcripts or folders inside the Claude Code projects "
+        "folder (skips discovery); anything else is refused with 400",
+    )
+    days: float | None = Field(default=14, gt=0, le=36_500)
+    sessions: int | None = Field(default=20, ge=1, le=100_000)
+    project: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     dry_run: bool = False
     force: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        check_storable(data)
+        return data
+
+
+def _refused_import_path(text: str) -> str | None:
+    """Why the server will not read ``text``, or None: an HTTP client names transcripts
+    in the Claude Code projects folder only, never any file the server can read."""
+    from memloom.capture.notify import claude_projects
+
+    try:
+        given = FilePath(text).expanduser()
+        if not given.is_absolute():
+            return f"import paths must be absolute: {text!r}"
+        resolved = given.resolve()
+        base = claude_projects().resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, a symlink loop
+        return f"import path does not resolve: {text!r} ({exc})"
+    if not resolved.is_relative_to(base):
+        return f"import path is outside the Claude Code projects folder {base}: {text!r}"
+    try:
+        mode = resolved.stat().st_mode
+    except OSError:
+        return None  # missing: the import's report says so
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a FIFO would block the import
+        return f"import path is neither a file nor a folder: {text!r}"
+    return None
 
 
 class NotifyRequest(BaseModel):
@@ -96,11 +149,18 @@ class NotifyRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    transcript_path: str = Field(min_length=1)
-    session_id: str | None = None
-    cwd: str | None = None
-    reason: str | None = None
-    hook_event_name: str | None = None
+    transcript_path: str = Field(min_length=1, max_length=MAX_PATH_CHARS)
+    session_id: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    cwd: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
+    reason: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    hook_event_name: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        if isinstance(data, dict):  # the fields kept; the ignored ones are never stored
+            check_storable({k: v for k, v in data.items() if k in cls.model_fields})
+        return data
 
 
 class NotifyResponse(BaseModel):
@@ -230,10 +290,10 @@ def create_app(
 
     @app.get("/v1/memories", tags=["memories"])
     def list_memories(m: Current,
-        project: str | None = None,
+        project: Annotated[str | None, Query(max_length=MAX_NAME_CHARS)] = None,
         type: Annotated[list[MemoryType], Query()] = [],  # noqa: B006
-        tag: Annotated[list[str], Query()] = [],  # noqa: B006
-        source: str | None = None,
+        tag: TagFilter = [],  # noqa: B006
+        source: Annotated[str | None, Query(max_length=MAX_NAME_CHARS)] = None,
         status: Annotated[list[Status], Query()] = [Status.active],  # noqa: B006
         max_sensitivity: Annotated[int | None, Query(ge=0, le=3)] = None,
         min_sensitivity: Annotated[int | None, Query(ge=0, le=3)] = None,
@@ -284,7 +344,7 @@ def create_app(
     def conflicts(m: Current,
         status: Literal["pending", "resolved", "all"] = "pending",
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     ) -> ConflictList:
         return m.conflicts(None if status == "all" else status, limit, offset)
 
@@ -359,6 +419,9 @@ def create_app(
     def import_sessions(m: Current, req: ImportRequest | None = None) -> Any:
         """Import Claude Code sessions; progress streams as NDJSON, the report last."""
         req = req or ImportRequest()
+        for text in req.paths or ():
+            if (refused := _refused_import_path(text)) is not None:
+                return errors.error(400, refused)
         if not import_lock.acquire(blocking=False):
             return errors.error(409, "an import is already running")
         events: queue.Queue[dict[str, Any] | None] = queue.Queue()

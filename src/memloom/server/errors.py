@@ -27,7 +27,10 @@ log = logging.getLogger("memloom.server")
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    # A message may quote the request (a path, a key); an unpaired surrogate in it
+    # would make the error itself unencodable.
+    safe = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    return JSONResponse({"error": safe}, status_code=status, headers=headers)
 
 
 def _describe(errors: list[Any]) -> str:

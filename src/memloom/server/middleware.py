@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import anyio
+
+from memloom.store.base import UnavailableError
+
+log = logging.getLogger("memloom.server")
 
 Scope = dict[str, Any]
 
@@ -106,7 +111,9 @@ class BearerAuth:
         """The principal for a token (None: the whole store); raises Unauthorized."""
         if self.token is not None and supplied and hmac.compare_digest(supplied, self.token):
             return None
-        if self.lookup is not None and supplied:
+        # API tokens are short printable ASCII: anything else is not worth a database query.
+        plausible = len(supplied) <= 512 and all(0x21 <= b <= 0x7E for b in supplied)
+        if self.lookup is not None and supplied and plausible:
             principal = self.lookup(supplied.decode("utf-8", "replace"))
             if principal is not None:
                 return principal
@@ -136,6 +143,13 @@ class BearerAuth:
             await _send_error(
                 send, 401, "missing or wrong bearer token", [(b"www-authenticate", b"Bearer")]
             )
+            return
+        except UnavailableError as exc:  # the token store is down: say so, as the routes do
+            await _send_error(send, 503, str(exc))
+            return
+        except Exception:  # still a JSON error, never uvicorn's bare text
+            log.exception("token check failed")
+            await _send_error(send, 500, "internal error (see the server log)")
             return
         scope["memloom.principal"] = principal
         await self.app(scope, receive, send)
