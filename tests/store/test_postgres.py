@@ -367,3 +367,28 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
     assert store.count() == 3
     assert store.scoped(Principal("alice")).count() == 2
     store.close()
+
+
+def test_the_hnsw_search_widens_as_the_store_grows(pg_url):
+    from memloom.store.postgres import ef_search_for
+
+    assert [ef_search_for(n) for n in (1, 199_999, 200_000, 999_999, 5_000_000)] == [
+        200,
+        200,
+        400,
+        1000,
+        1000,
+    ]
+    store = PostgresStore(pg_url)
+    with store.transaction():
+        store.insert(_row(1, "one memory", np.ones(4, dtype=np.float32)))
+    with store._conn() as conn:
+        store._core.ef_checked = -1e9
+        store._core.ef_search = 999  # what a store of a million would have chosen
+        store._core.ef_applied.clear()
+        with conn.transaction():
+            conn.execute("UPDATE owner_counts SET memories = 1000000")
+        store._tune_search(conn)
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "1000"
+    assert store.vector_search(np.ones(4, dtype=np.float32), 5, SearchFilter())[0][0] == "m00001"
+    store.close()

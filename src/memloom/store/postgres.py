@@ -64,8 +64,22 @@ WRITE_LOCK = 0x6D656D6C6F6F6D01
 MIGRATE_LOCK = 0x6D656D6C6F6F6D02
 #: pgvector's HNSW index takes at most this many dimensions; above it, search is exact.
 HNSW_MAX_DIM = 2000
-#: Candidates the HNSW graph explores per query (pgvector's default is 40).
+#: Candidates the HNSW graph explores per query (pgvector's default is 40), by store
+#: size: a bigger graph needs a wider search to keep finding >= 98 % of the exact
+#: top 10 (bench/postgres.py's sweep: 0.984 at 100k with 200; 0.985 at 1M with 1,000).
 EF_SEARCH = 200
+EF_SEARCH_STEPS = ((200_000, 200), (500_000, 400), (None, 1000))
+#: Seconds between re-reads of the store size that picks the search width.
+EF_RECHECK = 60.0
+
+
+def ef_search_for(n: int) -> int:
+    for limit, ef in EF_SEARCH_STEPS:
+        if limit is None or n < limit:
+            return ef
+    return EF_SEARCH
+
+
 #: Seconds between updates of a token's ``last_used_at``.
 TOKEN_USE_RESOLUTION = 60.0
 # FTS5's BM25 constants (fts5_aux.c), so scores match the SQLite store's.
@@ -151,6 +165,10 @@ class _Core:
     local: threading.local = field(default_factory=threading.local)
     dimension: int | None = None
     dimension_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The HNSW search width for the store's size, and what each connection has.
+    ef_search: int = EF_SEARCH
+    ef_checked: float = -1e9
+    ef_applied: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 class PostgresStore:
@@ -853,6 +871,7 @@ class PostgresStore:
         where, params = self._filter_sql(flt)
         q = _vec(query)
         with self._conn() as conn:
+            self._tune_search(conn)
             rows = conn.execute(
                 "SELECT m.id, 1 - (m.embedding <=> %s) FROM memories m "
                 f"WHERE m.embedding IS NOT NULL AND {where} "
@@ -860,6 +879,24 @@ class PostgresStore:
                 [q, *params, q, k],
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
+
+    def _tune_search(self, conn: psycopg.Connection[Any]) -> None:
+        """Widen the HNSW search as the store grows (checked once a minute)."""
+        core = self._core
+        now = time.monotonic()
+        if now - core.ef_checked > EF_RECHECK:
+            total = conn.execute("SELECT COALESCE(SUM(memories), 0) FROM owner_counts")
+            core.ef_search = ef_search_for(int(total.fetchone()[0]))
+            core.ef_checked = now
+        # Keyed by the connection and its server process, so a recycled object id
+        # with a new session is set again.
+        state = (conn.info.backend_pid, core.ef_search)
+        if core.ef_applied.get(id(conn)) != state:
+            conn.execute(f"SET hnsw.ef_search = {int(core.ef_search)}")
+            # Inside a transaction the SET is undone by a rollback: remember it only
+            # when it was made outside one.
+            if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                core.ef_applied[id(conn)] = state
 
     def keyword_search(
         self, terms: Sequence[str], k: int, flt: SearchFilter
