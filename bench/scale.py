@@ -111,6 +111,35 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def direct_row(i: int, vec: np.ndarray, now: float) -> Any:
+    """Memory ``i`` as a store row: written past the engine (no dedup) to fill fast."""
+    from memloom.hashing import content_hash, new_id
+    from memloom.store.base import MemoryRow
+
+    text = memory_text(i)
+    mid = new_id()
+    return MemoryRow(
+        id=mid,
+        root_id=mid,
+        version=1,
+        status="active",
+        type="fact",
+        text=text,
+        original_text=None,
+        content_hash=content_hash(text),
+        embedding=vec,
+        source=None,
+        tags=[],
+        metadata={},
+        project=None,
+        sensitivity=0,
+        session_id=None,
+        created_at=now,
+        asserted_at=now,
+        last_referenced=now,
+    )
+
+
 def memory_text(i: int) -> str:
     return f"memory number {i}"
 
@@ -360,39 +389,13 @@ def fill_memloom(data: Data, home: Path, how: str) -> dict:
                 progress.append([done, round(time.perf_counter() - t0, 2)])
                 log(f"memloom store fill {done:,}/{data.n:,} {progress[-1][1]} s")
     else:
-        from memloom.hashing import content_hash, new_id
-        from memloom.store.base import MemoryRow
-
         backend = m.backend
         for start, block in data.chunks(DIRECT_TX):
             block = block / np.linalg.norm(block, axis=1, keepdims=True)
             now = time.time()
             with backend.transaction():
                 for j in range(len(block)):
-                    text = memory_text(start + j)
-                    mid = new_id()
-                    backend.insert(
-                        MemoryRow(
-                            id=mid,
-                            root_id=mid,
-                            version=1,
-                            status="active",
-                            type="fact",
-                            text=text,
-                            original_text=None,
-                            content_hash=content_hash(text),
-                            embedding=block[j],
-                            source=None,
-                            tags=[],
-                            metadata={},
-                            project=None,
-                            sensitivity=0,
-                            session_id=None,
-                            created_at=now,
-                            asserted_at=now,
-                            last_referenced=now,
-                        )
-                    )
+                    backend.insert(direct_row(start + j, block[j], now))
             counts["stored"] += len(block)
             done = start + len(block)
             if any(start < mk <= done for mk in marks):
