@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.openai_server import bag_of_words
+from tests.support.scripted_llm import classify_labels
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_PROJECTS = REPO / "tests" / "fixtures" / "transcripts" / "claude" / "projects"
@@ -159,15 +160,10 @@ SUBJECTS = ("the build", "the test suite", "the recorder", "the API", "deploys",
 TOOLS = ("vite", "webpack", "pytest", "make", "docker")
 TYPES = ("fact", "preference", "procedure", "episode")
 VERDICTS = ("keep_new", "keep_existing", "keep_both", "unsure")
-NEGATIONS = {"not", "never", "no", "don't", "doesn't", "isn't"}
 
 
 def _h(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("\x00".join(parts).encode()).digest()[:8], "big")
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
 
 
 def memory_for_line(role: str, text: str, line: int) -> dict[str, Any] | None:
@@ -207,23 +203,6 @@ def distill_reply(payload: dict[str, Any]) -> dict[str, Any]:
         if item is not None:
             memories.append(item)
     return {"memories": memories}
-
-
-def classify_reply(payload: dict[str, Any]) -> dict[str, Any]:
-    new = _words(payload["new"]["text"])
-    labels = []
-    for cand in payload["candidates"]:
-        other = _words(cand["text"])
-        shared = len(set(new) & set(other)) / max(1, len(set(new) | set(other)))
-        negated = any(w in NEGATIONS for w in new) != any(w in NEGATIONS for w in other)
-        if other == new:
-            label = "identical"
-        elif negated and shared >= 0.5:
-            label = "contradictory"
-        else:
-            label = "complementary"
-        labels.append({"index": cand["index"], "label": label, "reason": f"scripted {label}"})
-    return {"labels": labels}
 
 
 def judge_reply(payload: dict[str, Any]) -> dict[str, Any]:
@@ -344,7 +323,7 @@ class CrashModel:
         if kind == "distill":
             reply = distill_reply(payload)
         elif kind == "classify":
-            reply = classify_reply(payload)
+            reply = classify_labels(payload)
         else:
             reply = judge_reply(payload)
         return 200, {

@@ -29,6 +29,25 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
+def classify_labels(payload: dict[str, Any]) -> dict[str, Any]:
+    """The scripted classifier: same words → identical; one side negated and half
+    the words shared → contradictory; else complementary."""
+    new = _words(payload["new"]["text"])
+    labels = []
+    for cand in payload["candidates"]:
+        other = _words(cand["text"])
+        shared = len(set(new) & set(other)) / max(1, len(set(new) | set(other)))
+        negated = any(w in NEGATIONS for w in new) != any(w in NEGATIONS for w in other)
+        if other == new:
+            label = "identical"
+        elif negated and shared >= 0.5:
+            label = "contradictory"
+        else:
+            label = "complementary"
+        labels.append({"index": cand["index"], "label": label, "reason": f"scripted {label}"})
+    return {"labels": labels}
+
+
 @dataclass
 class ScriptedModel:
     verdict: str = "unsure"
@@ -90,17 +109,4 @@ class ScriptedModel:
 
     @staticmethod
     def _classify(payload: dict[str, Any]) -> dict[str, Any]:
-        new = _words(payload["new"]["text"])
-        labels = []
-        for cand in payload["candidates"]:
-            other = _words(cand["text"])
-            shared = len(set(new) & set(other)) / max(1, len(set(new) | set(other)))
-            negated = any(w in NEGATIONS for w in new) != any(w in NEGATIONS for w in other)
-            if other == new:
-                label = "identical"
-            elif negated and shared >= 0.5:
-                label = "contradictory"
-            else:
-                label = "complementary"
-            labels.append({"index": cand["index"], "label": label, "reason": f"scripted {label}"})
-        return {"labels": labels}
+        return classify_labels(payload)

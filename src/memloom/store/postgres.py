@@ -164,7 +164,6 @@ class _Core:
     pool: ConnectionPool
     local: threading.local = field(default_factory=threading.local)
     dimension: int | None = None
-    dimension_lock: threading.Lock = field(default_factory=threading.Lock)
     #: The HNSW search width for the store's size, and what each connection has.
     ef_search: int = EF_SEARCH
     ef_checked: float = -1e9
