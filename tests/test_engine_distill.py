@@ -196,7 +196,7 @@ def test_recall_touches_only_the_returned_memories(engine):
     near = put(engine, "near memory", vec(0))
     far = put(engine, "far memory", vec(2.0))
     old = backdate(engine, near, hours=5)
-    backdate(engine, far, hours=5)
+    old_far = backdate(engine, far, hours=5)  # each memory against its own backdate
     before = time.time()
     assert recall_ids(engine, query_embedding=vec(0), max_results=1) == [near]
     touched, untouched = engine.get(near), engine.get(far)
@@ -204,7 +204,7 @@ def test_recall_touches_only_the_returned_memories(engine):
     # timestamps round-trip through datetime (microseconds): allow 1 ms
     assert touched.last_referenced.timestamp() >= before - 1e-3 > old
     assert untouched.access_count == 0
-    assert untouched.last_referenced.timestamp() == pytest.approx(old, abs=1e-3)
+    assert untouched.last_referenced.timestamp() == pytest.approx(old_far, abs=1e-3)
 
 
 # ---------------------------------------------------------------- write-time dedup

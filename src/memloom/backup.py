@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from memloom.errors import BackupError
 from memloom.store.base import (
     ConflictRow,
     LedgerRow,
@@ -33,10 +34,6 @@ VERSION = 1
 BATCH = 500
 
 _MEMORY_FIELDS = [f.name for f in fields(MemoryRow) if f.name != "embedding"]
-
-
-class BackupError(StoreError):
-    """The file is not a (complete, compatible) memloom backup."""
 
 
 @dataclass

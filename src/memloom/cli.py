@@ -20,6 +20,7 @@ import typer
 
 from memloom.cli_backup import register as _register_backup
 from memloom.cli_team import register as _register_team
+from memloom.errors import CliError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -62,10 +63,6 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the JSON document i
 @dataclass
 class State:
     home: Path | None
-
-
-class CliError(Exception):
-    """A message for the user; the command exits with status 1."""
 
 
 @app.callback()

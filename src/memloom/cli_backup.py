@@ -89,7 +89,7 @@ def backup(
     from memloom.backup import online_copy
     from memloom.cli import _emit_json
     from memloom.config import load_settings
-    from memloom.engine import open_store
+    from memloom.store import open_store
 
     store = open_store(load_settings(ctx.obj.home))
     try:

@@ -23,7 +23,7 @@ def _shared_store(ctx: typer.Context) -> Any:
     """The configured store, which must be PostgreSQL (tokens live in it)."""
     from memloom.cli import CliError
     from memloom.config import load_settings
-    from memloom.engine import open_store
+    from memloom.store import open_store
 
     settings = load_settings(ctx.obj.home)
     if not settings.is_postgres:

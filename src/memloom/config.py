@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memloom.errors import ConfigError
+
 DEFAULT_HOME = Path("~/.memloom")
-
-
-class ConfigError(ValueError):
-    """A setting is present but unusable; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -179,3 +178,17 @@ def load_settings(
         owner=str(owner) if owner else None,
         shared=tuple(str(s) for s in shared if s),
     )
+
+
+#: Environment variables that name an LLM; any of them set means "use an LLM".
+LLM_ENVIRONMENT = ("MEMLOOM_LLM", "MEMLOOM_LLM_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+def llm_requested(env: Mapping[str, str] | None = None) -> bool:
+    """True when the environment names an LLM (never probes for a ``claude`` binary).
+
+    ``save`` consults the belief pipeline only then; imports resolve a provider
+    regardless (``memloom.llm.resolve_llm``).
+    """
+    env = os.environ if env is None else env
+    return any(env.get(k) for k in LLM_ENVIRONMENT)

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from memloom import beliefs, decay, ranking
 from memloom.config import ConfigError, Settings, load_settings
 from memloom.embed import Embedder, check_fingerprint, make_embedder
+from memloom.errors import ValidationError
 from memloom.hashing import content_hash, new_id
 from memloom.models import (
     ConflictDocument,
@@ -54,6 +55,7 @@ from memloom.models import (
     UpdateResponse,
     VersionInfo,
 )
+from memloom.store import open_store
 from memloom.store.base import (
     ConflictRow,
     ConflictStateError,
@@ -69,10 +71,6 @@ from memloom.store.base import (
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class ValidationError(StoreError):
-    """Input that parses but cannot be honoured (HTTP 400/422)."""
 
 
 def _as(model: type[M], value: M | Mapping[str, Any]) -> M:
@@ -724,14 +722,9 @@ class Memloom:
 
     def _configured_llm(self) -> Any:
         """The LLM only if the environment names one (never probes for ``claude``)."""
-        import os
+        from memloom.config import llm_requested
 
-        if not any(
-            os.environ.get(k)
-            for k in ("MEMLOOM_LLM", "MEMLOOM_LLM_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-        ):
-            return None
-        return self.llm
+        return self.llm if llm_requested() else None
 
     # ------------------------------------------------------------ session import
 
@@ -1336,36 +1329,6 @@ def open(
         raise
 
 
-def open_store(settings: Settings) -> Store:
-    """The configured backend, acting for ``settings.owner`` when one is set."""
-    principal = Principal(settings.owner, frozenset(settings.shared)) if settings.owner else None
-    if settings.is_postgres:
-        from memloom.store.postgres import PostgresStore
-
-        return PostgresStore(settings.database_url, principal=principal)
-    if principal is not None:
-        raise StoreError(
-            "owners (MEMLOOM_OWNER) need a shared PostgreSQL store; "
-            "the SQLite store belongs to one person"
-        )
-    from memloom.store.sqlite import SQLiteStore
-
-    assert settings.sqlite_path is not None
-    return SQLiteStore(settings.sqlite_path)
-
-
 def _passes(row: MemoryRow, flt: SearchFilter, now: float) -> bool:
     """The recall filter, applied in Python to a row fetched outside the search."""
-    if row.status not in flt.statuses:
-        return False
-    if flt.project_mode == "exact" and row.project != flt.project:
-        return False
-    if flt.project_mode == "scoped" and row.project not in (flt.project, None):
-        return False
-    if flt.types is not None and row.type not in flt.types:
-        return False
-    if flt.tags is not None and not flt.tags.intersection(row.tags):
-        return False
-    if flt.max_sensitivity is not None and row.sensitivity > flt.max_sensitivity:
-        return False
-    return not (flt.alive_at is not None and row.expires_at is not None and row.expires_at <= now)
+    return flt.matches(row, now)

@@ -16,15 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memloom.errors import SettingsError
+
 BACKUP_SUFFIX = ".memloom-backup"
 NOTIFY_EVENT = "SessionEnd"
 RECALL_EVENT = "UserPromptSubmit"
 NOTIFY_TIMEOUT = 10
 RECALL_TIMEOUT = 5
-
-
-class SettingsError(ValueError):
-    """settings.json is unusable; it has not been touched."""
 
 
 @dataclass

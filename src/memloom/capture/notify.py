@@ -8,10 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memloom.capture.queue import open_queue
-
-
-class NotificationRefused(ValueError):
-    """The payload does not name a transcript inside the Claude Code projects folder."""
+from memloom.errors import NotificationRefused
 
 
 def claude_projects(env: Any = None) -> Path:

@@ -119,8 +119,8 @@ def _shared_keyword_recall(
 ) -> list[dict[str, Any]]:
     """The same fallback on a PostgreSQL store, through the store's own keyword arm."""
     from memloom.config import load_settings
-    from memloom.engine import open_store
     from memloom.ranking import query_terms, selective_terms, stem
+    from memloom.store import open_store
     from memloom.store.base import SearchFilter
 
     terms = query_terms(prompt)[:32]

@@ -12,6 +12,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from memloom.errors import EmbedderMismatchError, EmbeddingError
+
 __all__ = [
     "Embedder",
     "EmbedderMismatchError",
@@ -19,24 +21,6 @@ __all__ = [
     "as_text_list",
     "l2_normalise",
 ]
-
-
-class EmbeddingError(Exception):
-    """An embedder could not load or could not produce vectors."""
-
-
-class EmbedderMismatchError(EmbeddingError):
-    """The store was built with a different embedder than the configured one."""
-
-    def __init__(self, stored: str, configured: str) -> None:
-        self.stored = stored
-        self.configured = configured
-        super().__init__(
-            f"this memory store was built with embedder {stored!r}, but {configured!r} "
-            "is configured now; vectors from different embedders are not comparable. "
-            "Run `memloom reembed` to migrate the store to the configured embedder, "
-            f"or configure {stored!r} again."
-        )
 
 
 @runtime_checkable

@@ -26,6 +26,8 @@ import threading
 from collections import Counter
 from typing import Any, Protocol, runtime_checkable
 
+from memloom.errors import LLMError, ProviderAuthError, ProviderStopError
+
 __all__ = [
     "LLM",
     "BaseLLM",
@@ -34,26 +36,6 @@ __all__ = [
     "ProviderStopError",
     "parse_json_reply",
 ]
-
-
-class LLMError(RuntimeError):
-    """An LLM call failed; the chunk it was for is not distilled."""
-
-
-class ProviderStopError(LLMError):
-    """The provider will not serve us (auth, payment, quota): stop the run, keep progress.
-
-    ``status`` is the HTTP status when there was one (401, 402, 403, ...).
-    """
-
-    def __init__(self, message: str, *, status: int | None = None, provider: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.provider = provider
-
-
-class ProviderAuthError(ProviderStopError):
-    """HTTP 401/403 or an equivalent "not logged in": the credentials are wrong or missing."""
 
 
 @runtime_checkable

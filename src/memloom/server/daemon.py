@@ -21,16 +21,13 @@ from typing import Any
 
 import memloom
 from memloom.engine import Memloom
+from memloom.errors import DaemonError
 
 log = logging.getLogger("memloom.daemon")
 
 DAEMON_FILE = "daemon.json"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4319
-
-
-class DaemonError(Exception):
-    """The daemon cannot start or stop; the message says why."""
 
 
 def is_loopback(host: str) -> bool:

@@ -14,31 +14,16 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from memloom.errors import (  # noqa: F401  (re-exported)
+    ConflictStateError,
+    DimensionError,
+    NotFoundError,
+    ReadOnlyError,
+    StoreError,
+    UnavailableError,
+)
+
 ProjectMode = Literal["any", "exact", "scoped"]
-
-
-class StoreError(Exception):
-    """A storage failure the caller can act on (the message says how)."""
-
-
-class NotFoundError(StoreError):
-    pass
-
-
-class ConflictStateError(StoreError):
-    """The operation is not valid in the record's current state (HTTP 409)."""
-
-
-class DimensionError(StoreError):
-    """A vector does not match the store's dimension (HTTP 422)."""
-
-
-class UnavailableError(StoreError):
-    """The database cannot be reached right now (HTTP 503); retrying may succeed."""
-
-
-class ReadOnlyError(StoreError):
-    """The record is shared with this caller for reading only (HTTP 403)."""
 
 
 #: The owner of every row written without a principal (one person, one machine).
@@ -143,6 +128,24 @@ class SearchFilter:
     #: Only rows the caller may change (the write path's dedup and conflict search);
     #: a store without owners ignores it.
     own_only: bool = False
+
+    def matches(self, row: MemoryRow, now: float) -> bool:
+        """This filter applied in Python to one row (the SQL and the vector mask agree)."""
+        if row.status not in self.statuses:
+            return False
+        if self.project_mode == "exact" and row.project != self.project:
+            return False
+        if self.project_mode == "scoped" and row.project not in (self.project, None):
+            return False
+        if self.types is not None and row.type not in self.types:
+            return False
+        if self.tags is not None and not self.tags.intersection(row.tags):
+            return False
+        if self.max_sensitivity is not None and row.sensitivity > self.max_sensitivity:
+            return False
+        return not (
+            self.alive_at is not None and row.expires_at is not None and row.expires_at <= now
+        )
 
 
 @dataclass
