@@ -104,7 +104,12 @@ def test_a_declared_provider_inherits_the_template() -> None:
         assert p.complete("t", "sys", {"a": "ü"}, {}) == {"x": 1}
         assert sleeps == [1.0] and len(srv.requests) == 2
         (path, body) = srv.requests[1]
-        assert path == "/echo" and body == {"task": "t", "system": "sys", "user": '{"a": "ü"}'}
+        assert path == "/echo" and body == {
+            "model": "echo-1",
+            "task": "t",
+            "system": "sys",
+            "user": '{"a": "ü"}',
+        }
         assert srv.requests[1].headers["x-key"] == "sekrit"
         assert (p.calls["t"], p.input_chars, p.input_tokens, p.output_tokens) == (1, 13, 5, 2)
         with pytest.raises(LLMError, match="no answer"):

@@ -206,7 +206,7 @@ class HTTPProvider(BaseLLM):
     def request_body(
         self, task: str, system: str, user: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
-        """The JSON request; ``user`` is the task input as a JSON document (the user message)."""
+        """The JSON request but its leading ``model``; ``user`` is the task input as JSON text."""
         raise NotImplementedError
 
     def usage_tokens(self, usage: dict[str, Any]) -> tuple[Any, Any]:
@@ -227,7 +227,7 @@ class HTTPProvider(BaseLLM):
         self, task: str, system: str, payload: dict[str, Any], schema: dict[str, Any]
     ) -> dict[str, Any]:
         user = json.dumps(payload, ensure_ascii=False)
-        body = self.request_body(task, system, user, schema)
+        body = {"model": self.model, **self.request_body(task, system, user, schema)}
         self._count_call(task, len(system) + len(user))
         try:
             doc = self.post_json(self.url, body, task=task)

@@ -80,7 +80,6 @@ class AnthropicProvider(HTTPProvider):
         self, task: str, system: str, user: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
         return {
-            "model": self.model,
             "max_tokens": self.max_tokens,
             "temperature": 0,
             "system": system,

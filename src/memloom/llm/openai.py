@@ -70,7 +70,6 @@ class OpenAIProvider(HTTPProvider):
         self, task: str, system: str, user: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
         return {
-            "model": self.model,
             "temperature": 0,
             "messages": [
                 {"role": "system", "content": system},
