@@ -180,15 +180,125 @@ def load_settings(
     )
 
 
+# ------------------------------------------------------------------------- LLM
+
+LLM_PROVIDER_VAR = "MEMLOOM_LLM"
+LLM_MODEL_VAR = "MEMLOOM_LLM_MODEL"
+LLM_BASE_URL_VAR = "MEMLOOM_LLM_BASE_URL"
+LLM_API_KEY_VAR = "MEMLOOM_LLM_API_KEY"
+LLM_TIMEOUT_VAR = "MEMLOOM_LLM_TIMEOUT"
+OPENAI_API_KEY_VAR = "OPENAI_API_KEY"
+ANTHROPIC_API_KEY_VAR = "ANTHROPIC_API_KEY"
+
 #: Environment variables that name an LLM; any of them set means "use an LLM".
-LLM_ENVIRONMENT = ("MEMLOOM_LLM", "MEMLOOM_LLM_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+LLM_ENVIRONMENT = (LLM_PROVIDER_VAR, LLM_BASE_URL_VAR, OPENAI_API_KEY_VAR, ANTHROPIC_API_KEY_VAR)
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """What the environment says about the LLM, as given (blank values are None).
+
+    Values are checked when a provider reads them, not here: a variable the
+    chosen provider ignores (``MEMLOOM_LLM_TIMEOUT`` for ``offline``, the base
+    URL for ``claude-cli``) never causes an error, and errors come in the order
+    the provider reads its settings. ``memloom.llm`` maps :attr:`provider` to a
+    provider class and auto-detects one from the keys when it is None.
+    """
+
+    #: ``MEMLOOM_LLM`` as written (``memloom.llm`` knows the names and aliases).
+    provider: str | None = None
+    model: str | None = None
+    #: ``MEMLOOM_LLM_BASE_URL`` unchecked; :attr:`base_url` checks it.
+    base_url_raw: str | None = None
+    timeout_raw: str | None = None
+    #: ``MEMLOOM_LLM_API_KEY``, which wins over the provider's own variable.
+    api_key: str | None = None
+    openai_api_key: str | None = None
+    anthropic_api_key: str | None = None
+
+    def __repr__(self) -> str:  # never show a key
+        keys = [v for v, k in self._keys().items() if k]
+        return (
+            f"LLMSettings(provider={self.provider!r}, model={self.model!r}, "
+            f"base_url={self.base_url_raw!r}, timeout={self.timeout_raw!r}, keys={keys})"
+        )
+
+    def _keys(self) -> dict[str, str | None]:
+        return {
+            LLM_API_KEY_VAR: self.api_key,
+            OPENAI_API_KEY_VAR: self.openai_api_key,
+            ANTHROPIC_API_KEY_VAR: self.anthropic_api_key,
+        }
+
+    def key_for(self, provider_var: str) -> tuple[str | None, str | None]:
+        """(key, the variable it came from): ``MEMLOOM_LLM_API_KEY``, then ``provider_var``."""
+        keys = self._keys()
+        for var in (LLM_API_KEY_VAR, provider_var):
+            if keys.get(var):
+                return keys[var], var
+        return None, None
+
+    @property
+    def base_url(self) -> str | None:
+        """``MEMLOOM_LLM_BASE_URL`` without its trailing slash; ConfigError if not http(s)."""
+        url = self.base_url_raw
+        if url is None:
+            return None
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(
+                f"{LLM_BASE_URL_VAR} must be an http(s) URL such as http://localhost:11434/v1, "
+                f"not {url!r}"
+            )
+        return url.rstrip("/")
+
+    def timeout(self, default: float) -> float:
+        """``MEMLOOM_LLM_TIMEOUT`` seconds, else ``default``; :class:`ConfigError` if not > 0."""
+        raw = self.timeout_raw
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if value <= 0:
+            raise ConfigError(
+                f"{LLM_TIMEOUT_VAR} must be a positive number of seconds, not {raw!r}"
+            )
+        return value
+
+
+def _env_value(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def llm_settings(env: Mapping[str, str] | None = None) -> LLMSettings:
+    """The LLM settings from ``env`` (default ``os.environ``); blank values count as unset."""
+    env = os.environ if env is None else env
+
+    def get(name: str) -> str | None:
+        return _env_value(env, name)
+
+    return LLMSettings(
+        provider=get(LLM_PROVIDER_VAR),
+        model=get(LLM_MODEL_VAR),
+        base_url_raw=get(LLM_BASE_URL_VAR),
+        timeout_raw=get(LLM_TIMEOUT_VAR),
+        api_key=get(LLM_API_KEY_VAR),
+        openai_api_key=get(OPENAI_API_KEY_VAR),
+        anthropic_api_key=get(ANTHROPIC_API_KEY_VAR),
+    )
 
 
 def llm_requested(env: Mapping[str, str] | None = None) -> bool:
     """True when the environment names an LLM (never probes for a ``claude`` binary).
 
     ``save`` consults the belief pipeline only then; imports resolve a provider
-    regardless (``memloom.llm.resolve_llm``).
+    regardless (``memloom.llm.resolve_llm``). Any non-empty value counts, even
+    blanks, as it always has.
     """
     env = os.environ if env is None else env
     return any(env.get(k) for k in LLM_ENVIRONMENT)

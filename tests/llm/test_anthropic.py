@@ -20,8 +20,7 @@ from memloom.llm import (
     system_for,
 )
 from memloom.llm.anthropic import ANTHROPIC_VERSION
-
-from .scripted_http import ScriptedHTTP, ok, status
+from tests.support.openai_server import ScriptedOpenAI, ok, status
 
 KEY = "sk-ant-test-SECRET-42"
 PAYLOAD = {
@@ -55,8 +54,8 @@ def message(tool_input: Any, name: str = DISTILL, **extra: Any) -> dict[str, Any
 
 
 @pytest.fixture
-def http() -> Iterator[ScriptedHTTP]:
-    srv = ScriptedHTTP(default=ok(message(REPLY)))
+def http() -> Iterator[ScriptedOpenAI]:
+    srv = ScriptedOpenAI(default=ok(message(REPLY)))
     yield srv
     srv.close()
 
@@ -71,7 +70,7 @@ def call(p: AnthropicProvider, task: str = DISTILL, payload: dict | None = None)
     return p.complete(task, system_for(task), payload or PAYLOAD, schema_for(task))
 
 
-def test_forced_tool_request_shape(http: ScriptedHTTP) -> None:
+def test_forced_tool_request_shape(http: ScriptedOpenAI) -> None:
     p, _ = provider(http.url)
     assert call(p) == REPLY
     [req] = http.requests
@@ -93,7 +92,7 @@ def test_forced_tool_request_shape(http: ScriptedHTTP) -> None:
     assert body["tool_choice"] == {"type": "tool", "name": DISTILL}
 
 
-def test_usage_and_key_hygiene(http: ScriptedHTTP) -> None:
+def test_usage_and_key_hygiene(http: ScriptedOpenAI) -> None:
     p, _ = provider(http.url)
     call(p)
     assert p.calls[DISTILL] == 1
@@ -104,13 +103,13 @@ def test_usage_and_key_hygiene(http: ScriptedHTTP) -> None:
     assert KEY not in repr(p) and KEY not in p.description
 
 
-def test_base_url_with_v1_suffix_is_accepted(http: ScriptedHTTP) -> None:
+def test_base_url_with_v1_suffix_is_accepted(http: ScriptedOpenAI) -> None:
     p, _ = provider(http.url + "/v1/")
     call(p)
     assert http.requests[0].path == "/v1/messages"
 
 
-def test_classify_through_the_forced_tool(http: ScriptedHTTP) -> None:
+def test_classify_through_the_forced_tool(http: ScriptedOpenAI) -> None:
     labels = {"labels": [{"index": 0, "label": "contradictory", "reason": "npm vs pnpm"}]}
     http.default = ok(message(labels, name=CLASSIFY))
     p, _ = provider(http.url)
@@ -119,7 +118,7 @@ def test_classify_through_the_forced_tool(http: ScriptedHTTP) -> None:
     assert http.requests[0].body["tool_choice"] == {"type": "tool", "name": CLASSIFY}
 
 
-def test_no_tool_call_is_a_failed_call(http: ScriptedHTTP) -> None:
+def test_no_tool_call_is_a_failed_call(http: ScriptedOpenAI) -> None:
     reply = message(REPLY)
     reply["content"] = [{"type": "text", "text": "I'd rather not."}]
     reply["stop_reason"] = "end_turn"
@@ -130,7 +129,7 @@ def test_no_tool_call_is_a_failed_call(http: ScriptedHTTP) -> None:
     assert p.failures[DISTILL] == 1
 
 
-def test_overloaded_529_is_retried(http: ScriptedHTTP) -> None:
+def test_overloaded_529_is_retried(http: ScriptedOpenAI) -> None:
     overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     http.script = [status(529, overloaded), status(429, None, **{"retry-after": "2"})]
     p, sleeps = provider(http.url, backoff=0.25)
@@ -139,7 +138,7 @@ def test_overloaded_529_is_retried(http: ScriptedHTTP) -> None:
 
 
 @pytest.mark.parametrize(("code", "kind"), [(401, ProviderAuthError), (403, ProviderAuthError)])
-def test_auth_errors_stop(http: ScriptedHTTP, code: int, kind: type) -> None:
+def test_auth_errors_stop(http: ScriptedOpenAI, code: int, kind: type) -> None:
     body = {
         "type": "error",
         "error": {"type": "authentication_error", "message": "invalid x-api-key"},
@@ -151,7 +150,7 @@ def test_auth_errors_stop(http: ScriptedHTTP, code: int, kind: type) -> None:
     assert len(http.requests) == 1 and sleeps == []
 
 
-def test_low_credit_balance_stops(http: ScriptedHTTP) -> None:
+def test_low_credit_balance_stops(http: ScriptedOpenAI) -> None:
     body = {
         "type": "error",
         "error": {

@@ -20,9 +20,7 @@ from memloom.llm import (
     system_for,
 )
 from memloom.llm.tasks import distill_payload
-from tests.support.openai_server import ScriptedOpenAI
-
-from .scripted_http import ScriptedHTTP, free_port, ok, status
+from tests.support.openai_server import ScriptedOpenAI, free_port, ok, status
 
 KEY = "sk-test-SECRET-0123456789"
 PAYLOAD = distill_payload(
@@ -75,8 +73,8 @@ def server(_shared_server: ScriptedOpenAI) -> ScriptedOpenAI:
 
 
 @pytest.fixture
-def http() -> Iterator[ScriptedHTTP]:
-    srv = ScriptedHTTP()
+def http() -> Iterator[ScriptedOpenAI]:
+    srv = ScriptedOpenAI()
     yield srv
     srv.close()
 
@@ -117,7 +115,7 @@ def test_schema_name_is_the_task_for_every_task(server: ScriptedOpenAI) -> None:
     assert server.requests[0][1]["response_format"]["json_schema"]["name"] == "memloom_judge"
 
 
-def test_bearer_key_is_sent_and_never_shown(http: ScriptedHTTP) -> None:
+def test_bearer_key_is_sent_and_never_shown(http: ScriptedOpenAI) -> None:
     http.default = ok(chat_reply(GOOD))
     p, _ = provider(http.url + "/v1")
     call(p)
@@ -125,7 +123,7 @@ def test_bearer_key_is_sent_and_never_shown(http: ScriptedHTTP) -> None:
     assert KEY not in repr(p) and KEY not in p.description and KEY not in str(p.usage())
 
 
-def test_no_key_sends_no_authorization(http: ScriptedHTTP) -> None:
+def test_no_key_sends_no_authorization(http: ScriptedOpenAI) -> None:
     http.default = ok(chat_reply(GOOD))
     p, _ = provider(http.url + "/v1", api_key=None)
     call(p)
@@ -184,7 +182,7 @@ def test_auth_and_payment_stop_without_retry(
     assert KEY not in str(err.value)
 
 
-def test_error_bodies_are_scrubbed_of_the_key(http: ScriptedHTTP) -> None:
+def test_error_bodies_are_scrubbed_of_the_key(http: ScriptedOpenAI) -> None:
     http.script = [status(401, {"error": {"message": f"Incorrect API key provided: {KEY}"}})]
     p, _ = provider(http.url + "/v1")
     with pytest.raises(ProviderAuthError) as err:
@@ -192,7 +190,7 @@ def test_error_bodies_are_scrubbed_of_the_key(http: ScriptedHTTP) -> None:
     assert KEY not in str(err.value) and "***" in str(err.value)
 
 
-def test_insufficient_quota_429_stops(http: ScriptedHTTP) -> None:
+def test_insufficient_quota_429_stops(http: ScriptedOpenAI) -> None:
     body = {"error": {"message": "You exceeded your quota", "code": "insufficient_quota"}}
     http.script = [status(429, body)]
     p, sleeps = provider(http.url + "/v1")
@@ -201,7 +199,7 @@ def test_insufficient_quota_429_stops(http: ScriptedHTTP) -> None:
     assert len(http.requests) == 1 and sleeps == []
 
 
-def test_retry_after_is_honoured_and_capped(http: ScriptedHTTP) -> None:
+def test_retry_after_is_honoured_and_capped(http: ScriptedOpenAI) -> None:
     http.script = [
         status(429, None, **{"Retry-After": "7"}),
         status(429, None, **{"Retry-After": "5000"}),
@@ -212,7 +210,7 @@ def test_retry_after_is_honoured_and_capped(http: ScriptedHTTP) -> None:
     assert sleeps == [7.0, 60.0]
 
 
-def test_other_client_errors_fail_at_once(http: ScriptedHTTP) -> None:
+def test_other_client_errors_fail_at_once(http: ScriptedOpenAI) -> None:
     http.script = [status(400, {"error": {"message": "model not found"}})]
     p, sleeps = provider(http.url + "/v1")
     with pytest.raises(LLMError, match="HTTP 400: model not found"):
@@ -227,7 +225,7 @@ def test_connection_errors_are_retried() -> None:
     assert len(sleeps) == 2
 
 
-def test_timeouts_are_retried(http: ScriptedHTTP) -> None:
+def test_timeouts_are_retried(http: ScriptedOpenAI) -> None:
     http.delays = {0: 1.0}
     http.default = ok(chat_reply(GOOD))
     p, sleeps = provider(http.url + "/v1", timeout=0.3)
@@ -256,14 +254,14 @@ def test_fenced_json_from_local_servers_is_accepted(server: ScriptedOpenAI) -> N
     assert call(p) == GOOD
 
 
-def test_missing_choices_is_a_failed_call(http: ScriptedHTTP) -> None:
+def test_missing_choices_is_a_failed_call(http: ScriptedOpenAI) -> None:
     http.script = [ok({"object": "chat.completion", "choices": []})]
     p, _ = provider(http.url + "/v1")
     with pytest.raises(LLMError, match="no choices"):
         call(p)
 
 
-def test_refusal_is_a_failed_call(http: ScriptedHTTP) -> None:
+def test_refusal_is_a_failed_call(http: ScriptedOpenAI) -> None:
     reply = chat_reply(GOOD)
     reply["choices"][0]["message"] = {"role": "assistant", "content": None, "refusal": "No."}
     http.script = [ok(reply)]

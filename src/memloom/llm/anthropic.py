@@ -4,18 +4,22 @@ The task's JSON schema becomes the ``input_schema`` of a single tool named
 after the task, and ``tool_choice`` forces the model to call it, so the reply
 is the ``input`` of the ``tool_use`` block. The system prompt goes in
 ``system`` and the task input, as a JSON document, is the user message.
+Construction, retries and accounting are
+:class:`~memloom.llm._http.HTTPProvider`'s; this module declares the rest.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._http import DEFAULT_TIMEOUT, HTTPProvider
+from memloom.config import ANTHROPIC_API_KEY_VAR, LLM_API_KEY_VAR
+
+from ._http import HTTPOptions, HTTPProvider
 from .base import LLMError, parse_json_reply
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     import httpx
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "DEFAULT_MODEL", "AnthropicProvider"]
@@ -24,6 +28,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-haiku-4-5"
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
+_INPUT_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 _TOOL_DESCRIPTIONS = {
     "memloom_distill": "Record the durable memories extracted from the conversation lines.",
@@ -33,77 +38,52 @@ _TOOL_DESCRIPTIONS = {
 
 
 class AnthropicProvider(HTTPProvider):
+    name = "anthropic"
     kind = "Anthropic API"
+    label = "Anthropic Messages API"
+    default_base_url = DEFAULT_BASE_URL
+    default_model = DEFAULT_MODEL
+    path = "/v1/messages"
+    key_variable = ANTHROPIC_API_KEY_VAR
+    official_host = "api.anthropic.com"
+    missing_key = (
+        f"MEMLOOM_LLM=anthropic needs an API key: set {LLM_API_KEY_VAR} or "
+        f"{ANTHROPIC_API_KEY_VAR} (or choose MEMLOOM_LLM=claude-cli to use your Claude Code "
+        "login)"
+    )
 
     def __init__(
-        self,
-        *,
-        base_url: str = DEFAULT_BASE_URL,
-        model: str = DEFAULT_MODEL,
-        api_key: str | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_tries: int = 4,
-        backoff: float = 1.0,
-        max_retry_after: float = 60.0,
-        sleep: Callable[[float], None] | None = None,
-        transport: httpx.BaseTransport | None = None,
-        description: str | None = None,
+        self, *, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Unpack[HTTPOptions]
     ) -> None:
-        if not base_url:
-            raise ValueError("base_url is required, e.g. https://api.anthropic.com")
-        if not model:
-            raise ValueError("model is required, e.g. claude-haiku-4-5")
-        extra = {"sleep": sleep} if sleep is not None else {}
-        super().__init__(
-            api_key=api_key,
-            timeout=timeout,
-            max_tries=max_tries,
-            backoff=backoff,
-            max_retry_after=max_retry_after,
-            transport=transport,
-            **extra,
-        )
-        self.name = "anthropic"
-        self.model = model
-        self.offline = False
+        super().__init__(**options)
         self.max_tokens = max_tokens
-        base = base_url.rstrip("/")
+
+    @classmethod
+    def normalise_base_url(cls, base_url: str) -> str:
         # Accept a base given with or without the /v1 suffix.
-        self.base_url = base[: -len("/v1")] if base.endswith("/v1") else base
-        self.url = self.base_url + "/v1/messages"
-        self.description = (
-            description or f"Anthropic Messages API at {self.base_url}, model {model}"
-        )
+        base = base_url.rstrip("/")
+        return base[: -len("/v1")] if base.endswith("/v1") else base
 
-    def __repr__(self) -> str:  # never show the key
-        key = "set" if self.has_key else "none"
-        return f"AnthropicProvider(url={self.url!r}, model={self.model!r}, api_key={key})"
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
+    def headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key
         return headers
 
-    def _stop_reason(self, response: httpx.Response) -> str | None:
+    def stop_reason(self, response: httpx.Response) -> str | None:
         # A 400 "credit balance is too low" is a billing stop, not a bad request.
-        if response.status_code != 400:
-            return None
-        text = response.text.lower()
-        if "credit balance" in text:
+        if response.status_code == 400 and "credit balance" in response.text.lower():
             return "the account's credit balance is too low"
         return None
 
     def request_body(
-        self, task: str, system: str, payload: dict[str, Any], schema: dict[str, Any]
+        self, task: str, system: str, user: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
         return {
-            "model": self.model,
             "max_tokens": self.max_tokens,
             "temperature": 0,
             "system": system,
-            "messages": [{"role": "user", "content": json.dumps(payload, ensure_ascii=False)}],
+            "messages": [{"role": "user", "content": user}],
             "tools": [
                 {
                     "name": task,
@@ -114,31 +94,11 @@ class AnthropicProvider(HTTPProvider):
             "tool_choice": {"type": "tool", "name": task},
         }
 
-    def complete(
-        self, task: str, system: str, payload: dict[str, Any], schema: dict[str, Any]
-    ) -> dict[str, Any]:
-        body = self.request_body(task, system, payload, schema)
-        self._count_call(task, len(system) + len(body["messages"][0]["content"]))
-        try:
-            doc = self.post_json(self.url, body, task=task)
-            usage = doc.get("usage")
-            if isinstance(usage, dict):
-                tokens_in = sum(
-                    v
-                    for k in (
-                        "input_tokens",
-                        "cache_creation_input_tokens",
-                        "cache_read_input_tokens",
-                    )
-                    if isinstance(v := usage.get(k), int)
-                )
-                self._count_tokens(tokens_in, usage.get("output_tokens"))
-            return self._reply(task, doc)
-        except LLMError:
-            self._count_failure(task)
-            raise
+    def usage_tokens(self, usage: dict[str, Any]) -> tuple[Any, Any]:
+        tokens_in = sum(v for k in _INPUT_USAGE if isinstance(v := usage.get(k), int))
+        return tokens_in, usage.get("output_tokens")
 
-    def _reply(self, task: str, doc: dict[str, Any]) -> dict[str, Any]:
+    def parse_reply(self, task: str, doc: dict[str, Any]) -> dict[str, Any]:
         where = f"{task} via {self.url}"
         blocks = doc.get("content")
         if not isinstance(blocks, list):

@@ -41,6 +41,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from memloom.config import ConfigError, LLMSettings
+
 from .base import BaseLLM, LLMError, ProviderAuthError, ProviderStopError, parse_json_reply
 
 __all__ = ["ClaudeCLIProvider", "build_argv"]
@@ -185,6 +187,28 @@ class ClaudeCLIProvider(BaseLLM):
             + (f", model {model}" if model else ", its default model")
             + "); uses your Claude Code login, no extra key"
         )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: LLMSettings,
+        why: str,
+        which: Callable[[str], str | None] | None = None,
+    ) -> ClaudeCLIProvider:
+        """The ``claude`` found by ``which`` with the environment's model and timeout."""
+        exe = (which or shutil.which)("claude")
+        if not exe:
+            raise ConfigError(
+                "MEMLOOM_LLM=claude-cli but no `claude` executable is on PATH; install Claude "
+                "Code (https://docs.claude.com/claude-code) or choose another MEMLOOM_LLM"
+            )
+        model = settings.model
+        provider = cls(executable=exe, model=model, timeout=settings.timeout(DEFAULT_TIMEOUT))
+        provider.description = (
+            f"Claude Code CLI ({exe} -p, model {model or 'its default'}; uses your Claude Code "
+            f"login, no extra key); {why}"
+        )
+        return provider
 
     def __repr__(self) -> str:
         return f"ClaudeCLIProvider(executable={self.executable!r}, model={self.model!r})"

@@ -4,17 +4,18 @@ OpenAI itself, OpenRouter, and local servers that copy its API (Ollama,
 vLLM, llama.cpp's server, LM Studio). The request is exactly the wire
 contract: ``temperature: 0``, a system and a user message (the user message
 is the task input as a JSON document) and ``response_format`` with a strict
-JSON schema named after the task.
+JSON schema named after the task. Construction, retries and accounting are
+:class:`~memloom.llm._http.HTTPProvider`'s; this module declares the rest.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ._http import DEFAULT_TIMEOUT, HTTPProvider
+from memloom.config import LLM_API_KEY_VAR, OPENAI_API_KEY_VAR
+
+from ._http import HTTPProvider
 from .base import LLMError, parse_json_reply
 
 if TYPE_CHECKING:
@@ -28,59 +29,29 @@ _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 
 
 class OpenAIProvider(HTTPProvider):
+    name = "openai"
     kind = "OpenAI-compatible endpoint"
+    label = "OpenAI-compatible API"
+    default_base_url = DEFAULT_BASE_URL
+    default_model = DEFAULT_MODEL
+    path = "/chat/completions"
+    key_variable = OPENAI_API_KEY_VAR
+    official_host = "api.openai.com"
+    missing_key = (
+        f"MEMLOOM_LLM=openai needs an API key ({LLM_API_KEY_VAR} or {OPENAI_API_KEY_VAR}), or "
+        "MEMLOOM_LLM_BASE_URL pointing at an OpenAI-compatible server that needs none "
+        "(e.g. http://localhost:11434/v1 for Ollama)"
+    )
+    model_examples = "e.g. llama3.1:8b for Ollama, openai/gpt-4o-mini for OpenRouter"
+    marks_local_servers = True
 
-    def __init__(
-        self,
-        *,
-        base_url: str = DEFAULT_BASE_URL,
-        model: str = DEFAULT_MODEL,
-        api_key: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_tries: int = 4,
-        backoff: float = 1.0,
-        max_retry_after: float = 60.0,
-        sleep: Callable[[float], None] | None = None,
-        transport: httpx.BaseTransport | None = None,
-        description: str | None = None,
-    ) -> None:
-        if not base_url:
-            raise ValueError("base_url is required, e.g. https://api.openai.com/v1")
-        if not model:
-            raise ValueError("model is required, e.g. gpt-4o-mini")
-        extra = {"sleep": sleep} if sleep is not None else {}
-        super().__init__(
-            api_key=api_key,
-            timeout=timeout,
-            max_tries=max_tries,
-            backoff=backoff,
-            max_retry_after=max_retry_after,
-            transport=transport,
-            **extra,
-        )
-        self.name = "openai"
-        self.model = model
-        self.offline = False
-        self.base_url = base_url.rstrip("/")
-        self.url = self.base_url + "/chat/completions"
-        self.description = description or (
-            f"OpenAI-compatible API at {self.base_url}, model {model}"
-        )
-
-    def __repr__(self) -> str:  # never show the key
-        key = "set" if self.has_key else "none"
-        return f"OpenAIProvider(url={self.url!r}, model={self.model!r}, api_key={key})"
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        host = urlsplit(self.base_url).hostname or ""
-        if host.endswith("openrouter.ai"):
+    def headers(self) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        if (urlsplit(self.base_url).hostname or "").endswith("openrouter.ai"):
             headers["X-Title"] = "memloom"
         return headers
 
-    def _stop_reason(self, response: httpx.Response) -> str | None:
+    def stop_reason(self, response: httpx.Response) -> str | None:
         # OpenAI answers 429 "insufficient_quota" when the account has no credit
         # left: retrying cannot help.
         if response.status_code != 429:
@@ -96,14 +67,13 @@ class OpenAIProvider(HTTPProvider):
         return None
 
     def request_body(
-        self, task: str, system: str, payload: dict[str, Any], schema: dict[str, Any]
+        self, task: str, system: str, user: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
         return {
-            "model": self.model,
             "temperature": 0,
             "messages": [
                 {"role": "system", "content": system},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+                {"role": "user", "content": user},
             ],
             "response_format": {
                 "type": "json_schema",
@@ -111,22 +81,10 @@ class OpenAIProvider(HTTPProvider):
             },
         }
 
-    def complete(
-        self, task: str, system: str, payload: dict[str, Any], schema: dict[str, Any]
-    ) -> dict[str, Any]:
-        body = self.request_body(task, system, payload, schema)
-        self._count_call(task, len(system) + len(body["messages"][1]["content"]))
-        try:
-            doc = self.post_json(self.url, body, task=task)
-            usage = doc.get("usage")
-            if isinstance(usage, dict):
-                self._count_tokens(usage.get("prompt_tokens"), usage.get("completion_tokens"))
-            return self._reply(task, doc)
-        except LLMError:
-            self._count_failure(task)
-            raise
+    def usage_tokens(self, usage: dict[str, Any]) -> tuple[Any, Any]:
+        return usage.get("prompt_tokens"), usage.get("completion_tokens")
 
-    def _reply(self, task: str, doc: dict[str, Any]) -> dict[str, Any]:
+    def parse_reply(self, task: str, doc: dict[str, Any]) -> dict[str, Any]:
         where = f"{task} via {self.url}"
         choices = doc.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
