@@ -117,14 +117,15 @@ exactly one ``dropped`` reason.
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
+from memloom.agents.files import open_regular
 
 __all__ = [
     "COMPACT_SUMMARY_PREFIX",
@@ -138,9 +139,6 @@ __all__ = [
     "parse_bytes",
     "parse_transcript",
 ]
-
-MEMLOOM_CONTEXT_OPEN = "<memloom-context>"
-MEMLOOM_CONTEXT_CLOSE = "</memloom-context>"
 
 COMPACT_SUMMARY_PREFIX = (
     "This session is being continued from a previous conversation that ran out of context"
@@ -207,33 +205,6 @@ _BARE_SLASH_RE = re.compile(r"/[A-Za-z][\w:.-]*")
 _WS = " \t\r\n"
 _WS_RE = re.compile(r"[ \t\r\n]*")
 _UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
-
-
-@dataclass
-class Unit:
-    """One human prompt or one assistant reply."""
-
-    role: Literal["user", "assistant"]
-    text: str
-    start_line: int
-    end_line: int
-    uuid: str | None
-    timestamp: str | None
-
-
-@dataclass
-class ParseResult:
-    units: list[Unit] = field(default_factory=list)
-    lines_read: int = 0  # physical line count at end_offset (includes start_line)
-    end_offset: int = 0  # byte offset just past the last consumed line
-    malformed: int = 0
-    #: lines longer than MAX_LINE_BYTES, skipped unread
-    oversized: int = 0
-    records: int = 0
-    dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
-    session_id: str | None = None
-    cwd: str | None = None
-    version: str | None = None
 
 
 # --------------------------------------------------------------------------- text
@@ -457,7 +428,7 @@ class _Queued:
 class _Parser:
     def __init__(self, seen_uuids: set[str] | None) -> None:
         self.seen: set[str] = seen_uuids if seen_uuids is not None else set()
-        self.res = ParseResult()
+        self.res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0))
         self.dropped = self.res.dropped
         self.units = self.res.units
         self.open_replies: dict[tuple[str, str | None], Unit] = {}
@@ -743,28 +714,6 @@ def _blocks(f: Any, size: int) -> Iterator[bytes]:
         if not block:
             return
         yield block
-
-
-def open_regular(path: str | os.PathLike[str]) -> Any:
-    """``open(path, "rb")`` for a regular file only; ``OSError`` for anything else.
-
-    Opened with ``O_NONBLOCK`` (no effect on regular files) so that a FIFO does
-    not block the open, then checked with ``fstat`` on the open descriptor (no
-    race between the check and the read).
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-            raise OSError(f"{os.fspath(path)} is {kind}")
-        if flags & getattr(os, "O_NONBLOCK", 0):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def parse_transcript(

@@ -1,0 +1,42 @@
+"""Coding agents memloom reads and hooks into: one adapter each, found by name.
+
+``get_agent("claude-code")`` returns the adapter (:class:`memloom.agents.base.Agent`);
+adapters load on first use. The importer, ledger, chunker and capture shells use
+adapters only through this registry and the protocol, never an agent's modules.
+
+Standard library only: the hook fast path imports this package.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from memloom.agents.base import Agent
+
+__all__ = ["DEFAULT_AGENT", "Agent", "agent_names", "get_agent"]
+
+DEFAULT_AGENT = "claude-code"
+
+#: name -> "module:class" of its adapter (imported when first asked for).
+_ADAPTERS = {
+    "claude-code": "memloom.agents.claude_code:ClaudeCode",
+}
+_loaded: dict[str, Agent] = {}
+
+
+def agent_names() -> tuple[str, ...]:
+    """Every agent memloom has an adapter for."""
+    return tuple(_ADAPTERS)
+
+
+def get_agent(name: str = DEFAULT_AGENT) -> Agent:
+    """The adapter for ``name``; ``KeyError`` naming the known agents for any other name."""
+    agent = _loaded.get(name)
+    if agent is None:
+        try:
+            where = _ADAPTERS[name]
+        except KeyError:
+            raise KeyError(f"unknown agent {name!r} (known: {', '.join(_ADAPTERS)})") from None
+        module, _, attr = where.partition(":")
+        agent = _loaded[name] = getattr(importlib.import_module(module), attr)()
+    return agent
