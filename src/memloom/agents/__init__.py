@@ -13,30 +13,31 @@ import importlib
 
 from memloom.agents.base import Agent
 
-__all__ = ["DEFAULT_AGENT", "Agent", "agent_names", "get_agent"]
+__all__ = ["ADAPTERS", "DEFAULT_AGENT", "Agent", "agent_names", "get_agent"]
 
 DEFAULT_AGENT = "claude-code"
 
-#: name -> "module:class" of its adapter (imported when first asked for).
-_ADAPTERS = {
+#: name -> "module:Class" of its adapter (imported when first asked for). A new
+#: adapter is one line here.
+ADAPTERS: dict[str, str] = {
     "claude-code": "memloom.agents.claude_code:ClaudeCode",
 }
-_loaded: dict[str, Agent] = {}
+_loaded: dict[str, Agent] = {}  # by "module:Class"
 
 
 def agent_names() -> tuple[str, ...]:
     """Every agent memloom has an adapter for."""
-    return tuple(_ADAPTERS)
+    return tuple(ADAPTERS)
 
 
 def get_agent(name: str = DEFAULT_AGENT) -> Agent:
     """The adapter for ``name``; ``KeyError`` naming the known agents for any other name."""
-    agent = _loaded.get(name)
+    try:
+        where = ADAPTERS[name]
+    except KeyError:
+        raise KeyError(f"unknown agent {name!r} (known: {', '.join(ADAPTERS)})") from None
+    agent = _loaded.get(where)
     if agent is None:
-        try:
-            where = _ADAPTERS[name]
-        except KeyError:
-            raise KeyError(f"unknown agent {name!r} (known: {', '.join(_ADAPTERS)})") from None
         module, _, attr = where.partition(":")
-        agent = _loaded[name] = getattr(importlib.import_module(module), attr)()
+        agent = _loaded[where] = getattr(importlib.import_module(module), attr)()
     return agent

@@ -131,6 +131,7 @@ __all__ = [
     "COMPACT_SUMMARY_PREFIX",
     "DROP_REASONS",
     "INTERRUPT_MARKERS",
+    "MAX_LINE_BYTES",
     "MEMLOOM_CONTEXT_CLOSE",
     "MEMLOOM_CONTEXT_OPEN",
     "ParseResult",
