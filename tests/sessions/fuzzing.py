@@ -24,10 +24,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from memloom.agents.claude_code.parse import ParseResult, parse_bytes
 from memloom.llm import tasks
 from memloom.llm.offline import OfflineLLM
 from memloom.sessions.chunk import chunk_units
-from memloom.sessions.parse import ParseResult, parse_bytes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 KEEP_PREFIX = "REMEMBER: KEEP-"

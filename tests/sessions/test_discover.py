@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memloom.sessions.discover import (
+from memloom.agents.claude_code.discover import (
     SKIP_REASONS,
     Discovery,
     claude_root,

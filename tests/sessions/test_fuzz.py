@@ -33,10 +33,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memloom
+from memloom.agents.claude_code import parse as parse_mod
+from memloom.agents.claude_code.parse import parse_bytes, parse_transcript
 from memloom.detect import default_detector
 from memloom.sessions import ledger as ledger_mod
-from memloom.sessions import parse as parse_mod
-from memloom.sessions.parse import parse_bytes, parse_transcript
 from tests.sessions import fuzzing
 from tests.sessions.fuzzing import (
     MUTATIONS,
@@ -53,7 +53,7 @@ from tests.sessions.fuzzing import (
 )
 
 # The package re-exports a function named ``discover``: take the module itself.
-discover_mod = importlib.import_module("memloom.sessions.discover")
+discover_mod = importlib.import_module("memloom.agents.claude_code.discover")
 FUZZ = settings(
     max_examples=60,
     deadline=None,
@@ -442,7 +442,7 @@ def test_unreadable_file_is_counted(engine, tmp_path, monkeypatch):
                 raise PermissionError(13, "Permission denied", os.fspath(path))
             return real_open(path, flags, *args, **kw)
 
-        monkeypatch.setattr(parse_mod.os, "open", deny)
+        monkeypatch.setattr(os, "open", deny)
     try:
         report, _model = _import(engine, [bad, good])
     finally:

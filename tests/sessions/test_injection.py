@@ -26,10 +26,11 @@ import anyio
 import pytest
 
 import memloom
+from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN
+from memloom.agents.claude_code.parse import parse_bytes
 from memloom.capture.prompt import format_block
 from memloom.llm import tasks
 from memloom.mcp import INSTRUCTIONS, build_server
-from memloom.sessions.parse import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, parse_bytes
 from tests.support.openai_server import ScriptedOpenAI
 
 GITHUB_TOKEN = "ghp_" + "Q7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J3k4"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memloom.sessions import parse as parse_mod
-from memloom.sessions.parse import ParseResult, parse_bytes, parse_transcript
+from memloom.agents.claude_code import parse as parse_mod
+from memloom.agents.claude_code.parse import ParseResult, parse_bytes, parse_transcript
 
 PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "claude" / "projects"
 WORKTREES = PROJECTS / "-experiments-worktrees" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"

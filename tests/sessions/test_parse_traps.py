@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memloom.sessions import parse as parse_mod
-from memloom.sessions.parse import (
+from memloom.agents.claude_code import parse as parse_mod
+from memloom.agents.claude_code.parse import (
     DROP_REASONS,
     MEMLOOM_CONTEXT_CLOSE,
     MEMLOOM_CONTEXT_OPEN,

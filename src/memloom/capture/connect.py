@@ -1,49 +1,47 @@
-"""Installing memloom's hooks into Claude Code's settings.json, and taking them out.
+"""``memloom connect`` / ``disconnect``: memloom's hooks in an agent's settings, and out.
 
-The merge keeps every other key and hook, writes a one-time backup, is
-idempotent, refuses a file it cannot parse (leaving it untouched) and
-replaces the file atomically.
+The agent's adapter does the settings merge (Claude Code:
+:mod:`memloom.agents.claude_code.hooks` -- keeps every other key and hook,
+one-time backup, idempotent, refuses a file it cannot parse, atomic replace).
+This module knows only how the hooks should start memloom.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memloom.errors import SettingsError
+from memloom.agents import DEFAULT_AGENT, get_agent
+from memloom.agents.base import HooksChange
 
-BACKUP_SUFFIX = ".memloom-backup"
-NOTIFY_EVENT = "SessionEnd"
-RECALL_EVENT = "UserPromptSubmit"
-NOTIFY_TIMEOUT = 10
-RECALL_TIMEOUT = 5
+__all__ = [
+    "ConnectResult",
+    "claude_root",
+    "connect",
+    "disconnect",
+    "installed_hooks",
+    "memloom_command",
+    "settings_path",
+]
 
-
-@dataclass
-class ConnectResult:
-    settings_path: Path
-    backup_path: Path | None
-    changed: bool
-    events: list[str]
+#: What connect and disconnect return (the adapter's :class:`HooksChange`).
+ConnectResult = HooksChange
 
 
 def claude_root(env: Any = None) -> Path:
-    env = os.environ if env is None else env
-    return Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser()
+    """Claude Code's home (``$CLAUDE_CONFIG_DIR`` else ``~/.claude``)."""
+    return get_agent("claude-code").home(env)
 
 
-def settings_path(env: Any = None) -> Path:
-    return claude_root(env) / "settings.json"
+def settings_path(env: Any = None, *, agent: str = DEFAULT_AGENT) -> Path:
+    return get_agent(agent).settings_path(env)
 
 
 def memloom_command(home: Path | None = None) -> str:
-    """How Claude Code should start memloom: this install's executable, by absolute path."""
+    """How an agent should start memloom: this install's executable, by absolute path."""
     exe = shutil.which("memloom")
     argv0 = Path(sys.argv[0])
     if argv0.name == "memloom" and argv0.exists():
@@ -54,129 +52,16 @@ def memloom_command(home: Path | None = None) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def is_memloom_hook(handler: Any) -> bool:
-    if not isinstance(handler, dict):
-        return False
-    command = str(handler.get("command", ""))
-    return command.endswith((" hook notify", " hook prompt-recall")) and "memloom" in command
+def connect(
+    command: str, *, recall: bool = True, env: Any = None, agent: str = DEFAULT_AGENT
+) -> ConnectResult:
+    return get_agent(agent).install_hooks(command, recall=recall, env=env)
 
 
-def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    raw = path.read_text(encoding="utf-8")
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it and run again "
-            "- memloom has not changed it"
-        ) from exc
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} does not hold a JSON object; memloom has not changed it")
-    if "hooks" in data and not isinstance(data["hooks"], dict):
-        raise SettingsError(f"'hooks' in {path} is not an object; memloom has not changed it")
-    return data
+def disconnect(env: Any = None, *, agent: str = DEFAULT_AGENT) -> ConnectResult:
+    return get_agent(agent).remove_hooks(env)
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".memloom-tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _strip(hooks: dict[str, Any]) -> dict[str, Any]:
-    """``hooks`` without memloom's handlers (empty groups and events removed)."""
-    out: dict[str, Any] = {}
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            out[event] = groups
-            continue
-        kept = []
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                handlers = [h for h in group["hooks"] if not is_memloom_hook(h)]
-                if not handlers and group["hooks"]:
-                    continue
-                group = {**group, "hooks": handlers}
-            kept.append(group)
-        if kept:
-            out[event] = kept
-    return out
-
-
-def _memloom_handlers(hooks: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    found: dict[str, list[dict[str, Any]]] = {}
-    for event, groups in hooks.items():
-        for group in groups if isinstance(groups, list) else []:
-            for h in group.get("hooks", []) if isinstance(group, dict) else []:
-                if is_memloom_hook(h):
-                    found.setdefault(event, []).append(h)
-    return found
-
-
-def connect(command: str, *, recall: bool = True, env: Any = None) -> ConnectResult:
-    path = settings_path(env)
-    data = _load(path)
-    wanted = {NOTIFY_EVENT: (f"{command} hook notify", NOTIFY_TIMEOUT, {"matcher": ""})}
-    if recall:
-        wanted[RECALL_EVENT] = (f"{command} hook prompt-recall", RECALL_TIMEOUT, {})
-    handlers = {
-        event: [{"type": "command", "command": cmd, "timeout": timeout}]
-        for event, (cmd, timeout, _) in wanted.items()
-    }
-    if _memloom_handlers(dict(data.get("hooks") or {})) == handlers:
-        return ConnectResult(path, None, False, list(wanted))  # already exactly so
-    hooks = _strip(dict(data.get("hooks") or {}))
-    for event, (cmd, timeout, extra) in wanted.items():
-        group = {**extra, "hooks": [{"type": "command", "command": cmd, "timeout": timeout}]}
-        hooks[event] = [*hooks.get(event, []), group]
-    new = {**data, "hooks": hooks}
-    changed = new != data
-    backup = None
-    if changed:
-        if path.exists():
-            backup = path.with_name(path.name + BACKUP_SUFFIX)
-            if not backup.exists():
-                shutil.copy2(path, backup)
-        _write(path, new)
-    return ConnectResult(path, backup, changed, list(wanted))
-
-
-def disconnect(env: Any = None) -> ConnectResult:
-    path = settings_path(env)
-    data = _load(path)
-    if "hooks" not in data:
-        return ConnectResult(path, None, False, [])
-    hooks = _strip(data["hooks"])
-    new = dict(data)
-    if hooks:
-        new["hooks"] = hooks
-    else:
-        new.pop("hooks")
-    changed = new != data
-    if changed:
-        _write(path, new)
-    return ConnectResult(path, None, changed, [])
-
-
-def installed_hooks(env: Any = None) -> dict[str, bool]:
-    """Which of memloom's hooks settings.json holds (False when unreadable)."""
-    try:
-        data = _load(settings_path(env))
-    except SettingsError:
-        return {"notify": False, "prompt_recall": False, "readable": False}
-    found = {"notify": False, "prompt_recall": False, "readable": True}
-    for handlers in _memloom_handlers(dict(data.get("hooks") or {})).values():
-        for h in handlers:
-            found["notify" if h["command"].endswith("notify") else "prompt_recall"] = True
-    return found
+def installed_hooks(env: Any = None, *, agent: str = DEFAULT_AGENT) -> dict[str, bool]:
+    """Which of memloom's hooks the agent's settings hold (False when unreadable)."""
+    return get_agent(agent).installed_hooks(env)

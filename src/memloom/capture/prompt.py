@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memloom.sessions.parse import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN
+from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN
 
 MAX_BLOCK_CHARS = 2000
 _TAG_RE = re.compile(r"</?memloom-context", re.I)

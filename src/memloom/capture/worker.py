@@ -73,7 +73,7 @@ class CaptureWorker:
             queue.close()
 
     def _run_job(self, queue: Any, budget: Budget, job: Any) -> None:
-        from memloom.sessions.discover import session_project
+        from memloom.agents import get_agent
 
         self.last_run = time.time()
         scope = load_scope(self.home)
@@ -81,7 +81,7 @@ class CaptureWorker:
         if not scope.enabled:
             queue.finish(job.id, "skipped", "capture is not enabled (memloom connect)")
             return
-        project = job.cwd or session_project(path)
+        project = job.cwd or get_agent().project_of(path)
         if not scope.covers(project):
             queue.finish(job.id, "skipped", f"out of scope: {project or 'unknown project'}")
             queue.log("worker_skipped", f"{path} ({project})")
@@ -120,16 +120,17 @@ class CaptureWorker:
 
     def sweep(self) -> int:
         """Queue in-scope sessions the hooks missed (the ledger makes imported ones free)."""
-        from memloom.capture.notify import claude_projects
-        from memloom.sessions.discover import discover
+        from memloom.agents import get_agent
+        from memloom.agents.base import DiscoverOptions
 
         scope = load_scope(self.home)
         if not scope.enabled:
             return 0
-        found = discover(
-            claude_projects().parent, days=self.sweep_days, max_sessions=self.sweep_sessions
+        agent = get_agent()
+        found = agent.discover(
+            DiscoverOptions(days=self.sweep_days, max_sessions=self.sweep_sessions)
         )
-        rows = self.engine.backend.ledger_get_many([str(f.path) for f in found.files])
+        rows = self.engine.backend.ledger_get_many([agent.ledger_identity(f) for f in found.files])
         queue = open_queue(self.home, self.engine.settings)
         queued = 0
         try:
@@ -137,7 +138,7 @@ class CaptureWorker:
             # queued a second time beside it (enqueue skips a session already waiting).
             queue.recover()
             for f in found.files:
-                row = rows.get(str(f.path))
+                row = rows.get(agent.ledger_identity(f))
                 if row is not None and row.status == "complete" and row.size == f.size:
                     continue
                 queue.enqueue(str(f.path))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from memloom.sessions.parse import Unit
+from memloom.agents.base import Unit
 
 MAX_CHUNK_CHARS = 24_000
 #: JSON around one line in the request: {"line": N, "role": "assistant", "text": ""}.

@@ -1,6 +1,8 @@
-"""``memloom import sessions``: Claude Code transcripts in, typed memories out.
+"""``memloom import sessions``: an agent's sessions in, typed memories out.
 
-discover → ledger check → parse → redact → chunk → distill (one LLM call per
+The agent adapter (:mod:`memloom.agents`, default Claude Code) finds and reads
+the sessions and says what each ledger row is keyed by; the rest is the same for
+every agent: discover → ledger check → parse → redact → chunk → distill (one LLM call per
 chunk) → embed → belief pipeline → provenance → watermark. The watermark moves
 after every chunk, so a run that stops part-way (a 402 from the provider, a
 crash, Ctrl-C) keeps what it did and the next run resumes where it stopped.
@@ -30,21 +32,23 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from memloom import beliefs
+from memloom.agents import DEFAULT_AGENT, get_agent
+from memloom.agents.base import DiscoverOptions
 from memloom.hashing import content_hash
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
 from memloom.store.base import LedgerRow, ProvenanceRow, SearchFilter
 
 if TYPE_CHECKING:
+    from memloom.agents.base import SessionFile, Unit
     from memloom.engine import Memloom
     from memloom.llm.base import LLM
-    from memloom.sessions.discover import SessionFile
-    from memloom.sessions.parse import Unit
 
 log = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 500
-SOURCE = "claude-code"
+#: The default agent's name (memories carry their agent's name as ``source``).
+SOURCE = DEFAULT_AGENT
 SKIP_REASONS = (
     "sidecars",
     "active",
@@ -129,6 +133,8 @@ class ImportOptions:
     progress: Progress | None = None
     judge: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The agent whose sessions these are (a name in :func:`memloom.agents.agent_names`).
+    agent: str = DEFAULT_AGENT
 
 
 class ProviderStopped(Exception):
@@ -276,6 +282,7 @@ class Importer:
         self.engine = engine
         self.llm = llm
         self.opt = options
+        self.agent = get_agent(options.agent)
         self.report = ImportReport(
             llm=getattr(llm, "description", getattr(llm, "name", "")),
             offline=bool(getattr(llm, "offline", False)),
@@ -293,31 +300,28 @@ class Importer:
             self.opt.progress({"event": event, **data})
 
     def run(self) -> ImportReport:
-        from memloom.sessions.discover import discover, discover_paths
-
         started = time.perf_counter()
         opt = self.opt
-        if opt.paths:
-            found = discover_paths([Path(p) for p in opt.paths], project=opt.project)
-        else:
-            found = discover(
-                opt.root,
+        found = self.agent.discover(
+            DiscoverOptions(
+                paths=[Path(p) for p in opt.paths] if opt.paths else None,
+                root=opt.root,
                 days=opt.days,
                 max_sessions=opt.sessions,
                 project=opt.project,
                 quiet_seconds=opt.quiet_seconds,
             )
-        from dataclasses import replace
-
+        )
         # Absolute paths: the ledger and provenance must not depend on the current directory.
         found.files = [replace(f, path=f.path.resolve()) for f in found.files]
         for reason, count in found.skipped.items():
             self.report.skipped[reason] = self.report.skipped.get(reason, 0) + count
-        rows = self.engine.backend.ledger_get_many([str(f.path) for f in found.files])
+        key = self.agent.ledger_identity
+        rows = self.engine.backend.ledger_get_many([key(f) for f in found.files])
         self._emit("discovered", files=len(found.files), skipped=dict(self.report.skipped))
         for file in found.files:
             try:
-                session = self._session(file, rows.get(str(file.path)))
+                session = self._session(file, rows.get(key(file)))
             except ProviderStopped:
                 break
             except (OSError, ValueError) as exc:  # the file changed under us: count, go on
@@ -332,9 +336,8 @@ class Importer:
     # ------------------------------------------------------------ one file
 
     def _session(self, file: SessionFile, row: LedgerRow | None) -> SessionReport | None:
-        from memloom.sessions.parse import parse_bytes, parse_transcript
-
         path = file.path
+        key = self.agent.ledger_identity(file)  # the ledger row's and seen records' key
         plan = ledger_mod.plan(path, file.size, file.mtime, row, force=self.opt.force)
         rep = SessionReport(path=str(path), session_id=file.session_id, reason=plan.reason)
         if plan.action == "skip":
@@ -356,10 +359,10 @@ class Importer:
             with path.open("rb") as fh:
                 fh.seek(ctx_off)
                 ctx_bytes = fh.read(start_offset - ctx_off)
-            ctx_parsed = parse_bytes(ctx_bytes, first_line=ctx_lines + 1, final=True)
+            ctx_parsed = self.agent.read_bytes(ctx_bytes, first_line=ctx_lines + 1, final=True)
             context, context_cwd = ctx_parsed.units, ctx_parsed.cwd
 
-        parsed = parse_transcript(path, start_offset=start_offset, start_line=start_line)
+        parsed = self.agent.read(path, start_offset=start_offset, start_line=start_line)
         self.report.malformed += parsed.malformed
         self.report.oversized += parsed.oversized
         rep.session_id = parsed.session_id or file.session_id
@@ -368,7 +371,7 @@ class Importer:
         units = list(parsed.units)
         uuids = [u.uuid for u in units if u.uuid]
         if uuids:
-            elsewhere = self.engine.backend.records_seen(uuids, str(path))
+            elsewhere = self.engine.backend.records_seen(uuids, key)
             if elsewhere:
                 before = len(units)
                 units = [u for u in units if u.uuid not in elsewhere]
@@ -405,7 +408,7 @@ class Importer:
             row=row
             if resumed and row is not None
             else LedgerRow(
-                path=str(path),
+                path=key,
                 session_id=rep.session_id,
                 project=project,
                 size=file.size,
@@ -427,7 +430,7 @@ class Importer:
             # Counted as each memory was written (saved + versioned), in the same
             # transaction as the memory: see _Journal.
             progress.row = LedgerRow(
-                path=str(path),
+                path=key,
                 session_id=rep.session_id,
                 project=project,
                 size=file.size,
@@ -472,9 +475,7 @@ class Importer:
             wm_line = end_lines if last else max(u.end_line for u in chunk.new_units)
             wm_offset = end_offset if last else offset_of_line(wm_line)
             with self.engine.backend.transaction():
-                self.engine.backend.records_add(
-                    [u.uuid for u in chunk.new_units if u.uuid], str(path)
-                )
+                self.engine.backend.records_add([u.uuid for u in chunk.new_units if u.uuid], key)
                 save_ledger(wm_offset, wm_line, "complete" if last else "partial")
             self._emit("chunk_done", path=str(path), index=index + 1, total=len(chunks))
         if not chunks:
@@ -567,7 +568,7 @@ class Importer:
                 type=item.type,
                 project=project,
                 sensitivity=int(level),
-                source=SOURCE,
+                source=self.agent.name,
                 session_id=rep.session_id,
                 asserted_at=max(stamps) if stamps else None,
                 excerpt=excerpt,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from memloom.sessions.parse import open_regular
+from memloom.agents.files import open_regular
 from memloom.store.base import LedgerRow
 
 CONTEXT_LINES = 40

@@ -32,9 +32,11 @@ import os
 import re
 import stat
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
+
+from memloom.agents.base import SKIP_REASONS, Discovery, SessionFile
+from memloom.agents.claude_code.home import claude_root
 
 __all__ = [
     "SKIP_REASONS",
@@ -47,16 +49,6 @@ __all__ = [
     "session_project",
 ]
 
-SKIP_REASONS = (
-    "sidecars",
-    "active",
-    "outside_window",
-    "over_cap",
-    "not_transcripts",
-    "project_filter",
-    "missing",
-)
-
 SESSION_NAME_RE = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$"
 )
@@ -67,36 +59,6 @@ _SIDECAR_DIRS = frozenset({"subagents", "workflows"})
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
 _CWD_RE = re.compile(rb'"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
-
-
-@dataclass
-class SessionFile:
-    path: Path
-    session_id: str
-    project_dir: str  # the projects/<dir> folder name (for --path: the parent folder's name)
-    size: int
-    mtime: float
-
-
-@dataclass
-class Discovery:
-    files: list[SessionFile] = field(default_factory=list)  # newest first (by mtime)
-    skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
-    skipped_paths: dict[str, list[str]] = field(
-        default_factory=lambda: {k: [] for k in SKIP_REASONS}
-    )
-
-    def _skip(self, reason: str, path: str | os.PathLike[str]) -> None:
-        self.skipped[reason] += 1
-        self.skipped_paths[reason].append(os.fspath(path))
-
-
-def claude_root(env: Mapping[str, str] = os.environ) -> Path:
-    """``$CLAUDE_CONFIG_DIR`` if set and non-empty, else ``~/.claude``."""
-    configured = env.get("CLAUDE_CONFIG_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".claude"
 
 
 def is_main_transcript(path: Path) -> bool:
@@ -223,9 +185,9 @@ def _walk_session_dir(d: str, out: Discovery) -> None:
                 continue
             name = e.name
             if name.endswith(".jsonl") and name != "journal.jsonl":
-                out._skip("sidecars", e.path)
+                out.skip("sidecars", e.path)
             else:
-                out._skip("not_transcripts", e.path)
+                out.skip("not_transcripts", e.path)
 
 
 def _projects_dir(root: Path) -> Path:
@@ -266,7 +228,7 @@ def discover(
     for pd in project_dirs:
         try:
             if not pd.is_dir():
-                out._skip("not_transcripts", pd.path)
+                out.skip("not_transcripts", pd.path)
                 continue
             it = os.scandir(pd.path)
         except OSError:
@@ -287,20 +249,20 @@ def discover(
                 try:
                     st = e.stat()
                 except OSError:
-                    out._skip("missing", e.path)
+                    out.skip("missing", e.path)
                     continue
                 if not stat.S_ISREG(st.st_mode):  # a FIFO would hang the reader
-                    out._skip("not_transcripts", e.path)
+                    out.skip("not_transcripts", e.path)
                     continue
                 path = Path(e.path)
                 if needle is not None and needle not in _project_of(path, st, pd.name).casefold():
-                    out._skip("project_filter", path)
+                    out.skip("project_filter", path)
                     continue
                 candidates.append(SessionFile(path, name[:-6], pd.name, st.st_size, st.st_mtime))
             elif _is_sidecar_name(name):
-                out._skip("sidecars", e.path)
+                out.skip("sidecars", e.path)
             else:
-                out._skip("not_transcripts", e.path)
+                out.skip("not_transcripts", e.path)
     _apply_time_rules(out, candidates, now, quiet_seconds, days, max_sessions)
     return out
 
@@ -318,15 +280,15 @@ def _apply_time_rules(
     kept: list[SessionFile] = []
     for sf in candidates:
         if sf.mtime > quiet_after:
-            out._skip("active", sf.path)
+            out.skip("active", sf.path)
         elif window_start is not None and sf.mtime < window_start:
-            out._skip("outside_window", sf.path)
+            out.skip("outside_window", sf.path)
         else:
             kept.append(sf)
     kept.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
     if max_sessions is not None and len(kept) > max_sessions:
         for sf in kept[max(max_sessions, 0) :]:
-            out._skip("over_cap", sf.path)
+            out.skip("over_cap", sf.path)
         kept = kept[: max(max_sessions, 0)]
     out.files = kept
 
@@ -364,21 +326,21 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
         name = path.name
         in_sidecar_dir = _in_sidecar_area(path)
         if not name.endswith(".jsonl"):
-            out._skip("not_transcripts", path)
+            out.skip("not_transcripts", path)
             return
         if _is_sidecar_name(name) or (in_sidecar_dir and name != "journal.jsonl"):
-            out._skip("sidecars", path)
+            out.skip("sidecars", path)
             return
         if name == "journal.jsonl" and in_sidecar_dir:
-            out._skip("not_transcripts", path)
+            out.skip("not_transcripts", path)
             return
         try:
             st = path.stat()
         except OSError:
-            out._skip("missing", path)
+            out.skip("missing", path)
             return
         if not stat.S_ISREG(st.st_mode):  # FIFOs, devices: never opened
-            out._skip("not_transcripts", path)
+            out.skip("not_transcripts", path)
             return
         key = os.path.realpath(path)
         if key in seen:
@@ -386,7 +348,7 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
         seen.add(key)
         parent = path.parent.name
         if needle is not None and needle not in _project_of(path, st, parent).casefold():
-            out._skip("project_filter", path)
+            out.skip("project_filter", path)
             return
         found.append(SessionFile(path, path.stem, parent, st.st_size, st.st_mtime))
 
@@ -400,7 +362,7 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
         elif p.exists():
             consider(p)
         else:
-            out._skip("missing", p)
+            out.skip("missing", p)
     found.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
     out.files = found
     return out

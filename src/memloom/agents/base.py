@@ -1,0 +1,229 @@
+"""The agent seam: what memloom needs from a coding agent, whichever agent it is.
+
+An :class:`Agent` adapter knows one agent's files and hooks: where its sessions
+live (:meth:`Agent.discover`), how to read one as line-numbered user/assistant
+:class:`Unit` s (:meth:`Agent.read`), what a session's import-ledger row is keyed
+by (:meth:`Agent.ledger_identity`), how to install and remove memloom's hooks in
+its settings, and how to read the payload its capture hook receives
+(:meth:`Agent.parse_hook_payload`). The importer, ledger, chunker and capture
+worker talk to this protocol only; the registry (:mod:`memloom.agents`) hands out
+adapters by name.
+
+Standard library only: the hook fast path (``memloom hook …``) imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "MEMLOOM_CONTEXT_CLOSE",
+    "MEMLOOM_CONTEXT_OPEN",
+    "SKIP_REASONS",
+    "Agent",
+    "DiscoverOptions",
+    "Discovery",
+    "Env",
+    "HookEvent",
+    "HooksChange",
+    "ParseResult",
+    "SessionFile",
+    "Unit",
+]
+
+#: memloom's own block in a prompt (the prompt-recall hook prints it). Every
+#: adapter's reader removes it, so recalled memories are never imported again.
+MEMLOOM_CONTEXT_OPEN = "<memloom-context>"
+MEMLOOM_CONTEXT_CLOSE = "</memloom-context>"
+
+#: Why discovery left a file out (every adapter counts under these names).
+SKIP_REASONS = (
+    "sidecars",
+    "active",
+    "outside_window",
+    "over_cap",
+    "not_transcripts",
+    "project_filter",
+    "missing",
+)
+
+Env = Mapping[str, str]
+
+
+@dataclass
+class Unit:
+    """One human prompt or one assistant reply, with the physical lines it came from.
+
+    ``session_id`` and ``cwd`` are for agents whose files hold several sessions
+    (Aider) or change directory per turn (Codex ``turn_context``); None means the
+    file's own (:class:`ParseResult`) values apply, as for Claude Code.
+    """
+
+    role: Literal["user", "assistant"]
+    text: str
+    start_line: int
+    end_line: int
+    uuid: str | None
+    timestamp: str | None
+    session_id: str | None = None
+    cwd: str | None = None
+
+
+@dataclass
+class ParseResult:
+    """What one read of a session produced, and the watermark to resume from."""
+
+    units: list[Unit] = field(default_factory=list)
+    lines_read: int = 0  # physical line count at end_offset (includes start_line)
+    end_offset: int = 0  # byte offset just past the last consumed line
+    malformed: int = 0
+    #: lines longer than the reader's cap, skipped unread
+    oversized: int = 0
+    records: int = 0
+    #: records that produced no unit, by reason (the adapter's own reasons)
+    dropped: dict[str, int] = field(default_factory=dict)
+    session_id: str | None = None
+    cwd: str | None = None
+    version: str | None = None
+
+
+@dataclass
+class SessionFile:
+    """One session file discovery found."""
+
+    path: Path
+    session_id: str
+    project_dir: str  # the folder the file sits in (the project's name when nothing better)
+    size: int
+    mtime: float
+
+
+@dataclass
+class Discovery:
+    """The sessions to import (newest first), and everything left out, counted by reason."""
+
+    files: list[SessionFile] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
+    skipped_paths: dict[str, list[str]] = field(
+        default_factory=lambda: {k: [] for k in SKIP_REASONS}
+    )
+
+    def skip(self, reason: str, path: str | os.PathLike[str]) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        self.skipped_paths.setdefault(reason, []).append(os.fspath(path))
+
+
+@dataclass
+class DiscoverOptions:
+    """What to look for. ``paths`` given: exactly those files and folders (no time rules)."""
+
+    paths: Sequence[Path] | None = None
+    root: Path | None = None  # the agent's home (default: :meth:`Agent.home`)
+    days: float | None = 14
+    max_sessions: int | None = 20
+    project: str | None = None
+    quiet_seconds: float = 300
+    now: float | None = None
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """A capture hook's payload, checked: the session file to queue and what came with it.
+
+    ``session_id``, ``cwd`` and ``reason`` are passed through as the agent sent them.
+    """
+
+    agent: str
+    transcript_path: Path
+    session_id: Any = None
+    cwd: Any = None
+    reason: Any = None
+
+
+@dataclass
+class HooksChange:
+    """What installing or removing memloom's hooks did to the agent's settings file."""
+
+    settings_path: Path
+    backup_path: Path | None
+    changed: bool
+    events: list[str]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """One coding agent, as memloom's importer and capture shells see it."""
+
+    #: The registry name, the ``source`` of its memories (``"claude-code"``).
+    name: str
+
+    def home(self, env: Env | None = None) -> Path:
+        """The agent's configuration folder (from its environment variable, else the default)."""
+        ...
+
+    def found(self, env: Env | None = None) -> bool:
+        """Whether the agent's home exists (the default import covers found agents)."""
+        ...
+
+    def discover(self, options: DiscoverOptions) -> Discovery:
+        """The sessions to import, and everything left out counted by reason."""
+        ...
+
+    def read(
+        self,
+        path: Path,
+        *,
+        start_offset: int = 0,
+        start_line: int = 0,
+        final: bool = False,
+        seen: set[str] | None = None,
+    ) -> ParseResult:
+        """Read ``path`` from a watermark (byte offset + line count) as line-numbered units.
+
+        ``final=False``: the file may still grow, leave an incomplete last record.
+        ``seen``: record ids already read (updated; duplicates are dropped).
+        Raises ``ValueError`` for an offset past the end, ``OSError`` if unreadable.
+        """
+        ...
+
+    def read_bytes(self, data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
+        """The same reading of bytes already in memory (re-read context, cited lines)."""
+        ...
+
+    def ledger_identity(self, file: SessionFile) -> str:
+        """What the session's ledger row (and its seen-record ids) are keyed by."""
+        ...
+
+    def project_of(self, path: Path) -> str | None:
+        """The session's project (working directory) from the file, without reading it all."""
+        ...
+
+    def transcripts_root(self, env: Env | None = None) -> Path:
+        """The folder a path from a hook payload or an HTTP client must lie in."""
+        ...
+
+    def settings_path(self, env: Env | None = None) -> Path:
+        """The settings file memloom's hooks are installed into."""
+        ...
+
+    def install_hooks(
+        self, command: str, *, recall: bool = True, env: Env | None = None
+    ) -> HooksChange:
+        """Add memloom's hooks (``command`` starts memloom); one-time backup, idempotent."""
+        ...
+
+    def remove_hooks(self, env: Env | None = None) -> HooksChange:
+        """Remove exactly memloom's hooks, nothing else."""
+        ...
+
+    def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
+        """Which of memloom's hooks are installed (``readable`` False: settings unreadable)."""
+        ...
+
+    def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
+        """The capture hook's stdin payload, checked; ``NotificationRefused`` says why not."""
+        ...

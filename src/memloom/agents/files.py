@@ -1,0 +1,86 @@
+"""Safe access to session files every adapter shares: never block, never leave the agent's folder.
+
+Standard library only: the hook fast path imports :func:`check_transcript_path`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from memloom.errors import NotificationRefused
+
+__all__ = ["MAX_NAME_BYTES", "MAX_PATH_CHARS", "check_transcript_path", "open_regular"]
+
+#: Longest transcript_path accepted (Linux PATH_MAX) and longest path component (NAME_MAX).
+MAX_PATH_CHARS = 4096
+MAX_NAME_BYTES = 255
+
+
+def open_regular(path: str | os.PathLike[str]) -> Any:
+    """``open(path, "rb")`` for a regular file only; ``OSError`` for anything else.
+
+    Opened with ``O_NONBLOCK`` (no effect on regular files) so that a FIFO does
+    not block the open, then checked with ``fstat`` on the open descriptor (no
+    race between the check and the read).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise OSError(f"{os.fspath(path)} is {kind}")
+        if flags & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_transcript_path(
+    path_text: Any, base: Path, *, suffixes: tuple[str, ...], folder: str
+) -> Path:
+    """The resolved session path from a hook payload, or NotificationRefused saying why not.
+
+    The path is untrusted, so it is checked before anything opens it: an absolute
+    path of sane length without ``..`` components, ending in one of ``suffixes``,
+    that resolves (symlinks followed) inside ``base`` (``folder`` names it in the
+    message), to an existing regular file -- never a FIFO or a device, which would
+    block or feed the worker endlessly. Only ``stat`` is used; nothing is opened.
+    """
+    if not isinstance(path_text, str) or not path_text.strip():
+        raise NotificationRefused("transcript_path is missing")
+    if "\x00" in path_text:
+        raise NotificationRefused("transcript_path contains a NUL byte")
+    if len(path_text) > MAX_PATH_CHARS:
+        raise NotificationRefused(
+            f"transcript_path is too long ({len(path_text):,} characters; "
+            f"at most {MAX_PATH_CHARS:,})"
+        )
+    given = Path(path_text).expanduser()
+    if not given.is_absolute():
+        raise NotificationRefused(f"transcript_path is not absolute: {path_text!r}")
+    if ".." in given.parts:
+        raise NotificationRefused(f"transcript_path contains '..': {path_text!r}")
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in given.parts):
+        raise NotificationRefused("transcript_path has a name longer than 255 bytes")
+    base = base.resolve()
+    try:
+        path = given.resolve()
+    except (OSError, RuntimeError) as exc:  # e.g. a symlink loop
+        raise NotificationRefused(f"transcript_path does not resolve: {exc}") from None
+    if path.suffix not in suffixes:
+        raise NotificationRefused(f"not a {'/'.join(suffixes)} transcript: {path}")
+    if not path.is_relative_to(base):
+        raise NotificationRefused(f"outside the {folder} {base}: {path}")
+    try:
+        mode = os.stat(path).st_mode  # resolved: the final component is no symlink
+    except OSError as exc:
+        raise NotificationRefused(f"transcript does not exist: {path} ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise NotificationRefused(f"not a regular file: {path}")
+    return path

@@ -1,0 +1,111 @@
+"""The hook fast path stays light: ``memloom hook notify|prompt-recall`` never imports
+numpy or pydantic (they cost more start-up time than the hook's whole budget).
+
+Each hook runs in a fresh interpreter exactly as the installed hook starts it
+(``memloom._entry.main`` with the documented stdin payload and a temporary
+MEMLOOM_HOME); afterwards the script reports ``sorted(sys.modules)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import memloom
+
+HEAVY = ("numpy", "pydantic")
+
+#: Runs one hook the way ``memloom hook …`` does, then reports what it imported.
+SCRIPT = """
+import json, os, sys
+from memloom import _entry
+try:
+    _entry.main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = None
+with open(os.environ["EVIDENCE"], "w") as fh:
+    json.dump({"exit": code, "modules": sorted(sys.modules)}, fh)
+"""
+
+
+def run_hook(tmp_path: Path, home: Path, claude: Path, name: str, payload: dict) -> dict:
+    evidence = tmp_path / f"{name}.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
+    env.update(MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude), EVIDENCE=str(evidence))
+    res = subprocess.run(
+        [sys.executable, "-c", SCRIPT, "hook", name],
+        input=json.dumps(payload),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(evidence.read_text())
+    doc["stdout"] = res.stdout
+    return doc
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    home, claude = tmp_path / "home", tmp_path / "claude"
+    (claude / "projects" / "-home-dev-acme").mkdir(parents=True)
+    return home, claude
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.split(".")[0] in HEAVY]
+
+
+def test_notify_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs):
+    home, claude = dirs
+    path = claude / "projects" / "-home-dev-acme" / f"{uuid.uuid4()}.jsonl"
+    path.write_text('{"type":"user","message":{"content":"hi"},"cwd":"/home/dev/acme"}\n')
+    payload = {  # what Claude Code's SessionEnd hook sends
+        "session_id": path.stem,
+        "transcript_path": str(path),
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
+    }
+    doc = run_hook(tmp_path, home, claude, "notify", payload)
+    assert doc["exit"] == 0 and doc["stdout"] == ""
+    assert "memloom.capture.notify" in doc["modules"]  # the hook really ran its path
+    assert "memloom.agents.claude_code.payload" in doc["modules"]
+    assert heavy(doc["modules"]) == []
+    assert (home / "capture.db").exists()  # and queued the session
+
+
+def test_prompt_recall_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs):
+    home, claude = dirs
+    m = memloom.open(home=str(home), database_url=str(home / "memloom.db"))
+    try:
+        m.store(
+            {
+                "entries": [
+                    {"text": "The deploy script for acme lives in tools/deploy.sh", "type": "fact"}
+                ]
+            }
+        )
+    finally:
+        m.close()
+    payload = {  # what Claude Code's UserPromptSubmit hook sends
+        "session_id": str(uuid.uuid4()),
+        "transcript_path": str(claude / "projects" / "-home-dev-acme" / "x.jsonl"),
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "where does the deploy script live?",
+    }
+    doc = run_hook(tmp_path, home, claude, "prompt-recall", payload)
+    assert doc["exit"] == 0
+    assert "tools/deploy.sh" in doc["stdout"]  # the keyword fallback found the memory
+    assert "memloom.capture.prompt" in doc["modules"]
+    assert heavy(doc["modules"]) == []

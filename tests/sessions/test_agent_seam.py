@@ -1,0 +1,139 @@
+"""The agent seam: the registry, the Claude Code adapter behind the ``Agent`` protocol,
+and an importer that keys, reads and labels sessions only through that protocol."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+import memloom
+from memloom import agents
+from memloom.agents.base import Agent, DiscoverOptions, HookEvent, SessionFile
+from memloom.agents.claude_code import ClaudeCode
+from memloom.agents.claude_code.parse import parse_transcript
+from memloom.capture import connect as connect_mod
+from memloom.capture import notify as notify_mod
+from memloom.errors import NotificationRefused
+from memloom.sessions.importer import Importer, ImportOptions
+from tests.sessions.test_importer import model, write_session  # noqa: F401  (fixture)
+
+
+class KeyedBySession(ClaudeCode):
+    """Claude Code's files, keyed like Codex keys its rollouts: by session id, not path."""
+
+    name = "keyed-by-session"
+
+    def ledger_identity(self, file: SessionFile) -> str:
+        return f"session:{file.session_id}"
+
+
+def test_registry_hands_out_the_claude_code_adapter():
+    agent = agents.get_agent()
+    assert agents.DEFAULT_AGENT == "claude-code" == agent.name
+    assert isinstance(agent, ClaudeCode) and isinstance(agent, Agent)
+    assert agents.get_agent("claude-code") is agent  # loaded once
+    assert "claude-code" in agents.agent_names()
+    with pytest.raises(KeyError, match="claude-code"):
+        agents.get_agent("no-such-agent")
+
+
+def test_one_claude_home_for_discovery_hooks_and_payloads(tmp_path, monkeypatch):
+    agent = agents.get_agent()
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    assert agent.home(env) == tmp_path / "cfg"
+    assert agent.transcripts_root(env) == tmp_path / "cfg" / "projects"
+    assert agent.settings_path(env) == tmp_path / "cfg" / "settings.json"
+    assert agent.home({"CLAUDE_CONFIG_DIR": ""}) == Path.home() / ".claude"
+    assert not agent.found(env)
+    (tmp_path / "cfg").mkdir()
+    assert agent.found(env)
+    # the shells' old names answer the same
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert connect_mod.claude_root() == agent.home()
+    assert connect_mod.settings_path() == agent.settings_path()
+    assert notify_mod.claude_projects() == agent.transcripts_root()
+    assert notify_mod.claude_projects(env) == agent.transcripts_root(env)
+
+
+def test_read_is_the_transcript_parser(tmp_path):
+    path = write_session(
+        tmp_path / "projects" / "p" / f"{uuid.uuid4()}.jsonl",
+        [("user", "hello there"), ("assistant", "hi"), ("user", "bye")],
+    )
+    agent = agents.get_agent()
+    whole = agent.read(path, final=True)
+    assert [(u.role, u.text) for u in whole.units] == [
+        ("user", "hello there"),
+        ("assistant", "hi"),
+        ("user", "bye"),
+    ]
+    assert whole == parse_transcript(path, final=True)
+    first = path.read_bytes().split(b"\n", 1)[0] + b"\n"
+    tail = agent.read(path, start_offset=len(first), start_line=1)
+    assert [u.start_line for u in tail.units] == [2, 3]
+    assert agent.read_bytes(first).units[0].text == "hello there"
+    assert agent.project_of(path) == "/home/dev/acme"
+
+
+def test_discover_by_options(tmp_path):
+    agent = agents.get_agent()
+    path = write_session(tmp_path / "projects" / "p" / f"{uuid.uuid4()}.jsonl", [("user", "x")])
+    found = agent.discover(DiscoverOptions(root=tmp_path, quiet_seconds=0))
+    assert [f.path for f in found.files] == [path]
+    assert agent.ledger_identity(found.files[0]) == str(path)
+    named = agent.discover(DiscoverOptions(paths=[path, tmp_path / "gone.jsonl"]))
+    assert [f.path for f in named.files] == [path] and named.skipped["missing"] == 1
+
+
+def test_hook_payload_and_hook_install(tmp_path):
+    agent = agents.get_agent()
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path)}
+    path = write_session(tmp_path / "projects" / "p" / f"{uuid.uuid4()}.jsonl", [("user", "x")])
+    event = agent.parse_hook_payload(
+        {"transcript_path": str(path), "session_id": "s", "cwd": "/w", "reason": "exit"}, env
+    )
+    assert event == HookEvent("claude-code", path.resolve(), "s", "/w", "exit")
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("{}\n")
+    with pytest.raises(NotificationRefused, match="outside the Claude Code projects folder"):
+        agent.parse_hook_payload({"transcript_path": str(outside)}, env)
+
+    change = agent.install_hooks("/bin/memloom", env=env)
+    assert change.changed and change.events == ["SessionEnd", "UserPromptSubmit"]
+    assert agent.installed_hooks(env) == {"notify": True, "prompt_recall": True, "readable": True}
+    assert not agent.install_hooks("/bin/memloom", env=env).changed  # idempotent
+    assert agent.remove_hooks(env).changed
+    assert json.loads(agent.settings_path(env).read_text()) == {}
+    assert agent.installed_hooks(env)["notify"] is False
+
+
+def test_importer_keys_reads_and_labels_through_the_adapter(tmp_path, monkeypatch, model):  # noqa: F811
+    monkeypatch.setitem(agents.ADAPTERS, KeyedBySession.name, f"{__name__}:KeyedBySession")
+    sid = str(uuid.uuid4())
+    path = write_session(
+        tmp_path / "claude" / "projects" / "-home-dev-acme" / f"{sid}.jsonl",
+        [("user", "REMEMBER: staging listens on port 5433")],
+        sid=sid,
+    )
+    m = memloom.open(home=str(tmp_path / "home"))
+    try:
+
+        def run() -> object:
+            options = ImportOptions(paths=[path], agent=KeyedBySession.name)
+            return Importer(m, m.llm, options).run()
+
+        report = run()
+        assert (report.sessions, report.saved) == (1, 1)
+        rows = m.backend.ledger_get_many([f"session:{sid}", str(path)])
+        assert list(rows) == [f"session:{sid}"]  # the ledger row is keyed by the adapter
+        (mem,) = m.list({"limit": 10}).memories
+        assert mem.source == KeyedBySession.name  # memories carry their agent's name
+        (prov,) = m.get(mem.id).provenance
+        assert prov.path == str(path.resolve())  # provenance still names the file
+        again = run()
+        assert again.sessions == 0 and again.skipped["up_to_date"] == 1
+    finally:
+        m.close()
