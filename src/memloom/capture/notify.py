@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from memloom.capture.queue import open_queue
+from memloom.capture.queues import open_queue
 from memloom.errors import NotificationRefused
 
 
