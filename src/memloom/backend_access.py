@@ -3,7 +3,8 @@
 The rule is that shells (cli, server, mcp, capture) reach storage only through
 :class:`memloom.Memloom`. These few calls do not yet have a facade method; each
 function here names one, so switching a shell over is a change to this file and
-its callers only. Nothing else in the shells touches ``.backend``.
+its callers only. Nothing else in cli/, server/, mcp.py or status.py touches
+``.backend`` (capture/worker.py still does, on its own).
 """
 
 from __future__ import annotations

@@ -486,5 +486,5 @@ def create_app(
             open_prefixes=("/viewer/",),
         )
     wrapped = BodyLimit(wrapped, max_body)
-    wrapped.fastapi = app  # type: ignore[attr-defined]
+    wrapped.fastapi = app  # the FastAPI app itself, for its OpenAPI document
     return wrapped
