@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import ipaddress
 import logging
 import signal
 import sys
@@ -46,8 +45,10 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
 
 import memloom
 from memloom.config import ConfigError, redact_url
+from memloom.daemon_record import is_loopback
 from memloom.embed import EmbeddingError
 from memloom.engine import Memloom
+from memloom.error_text import describe_validation
 from memloom.models import (
     ConflictDocument,
     ConflictList,
@@ -163,12 +164,7 @@ _DESTRUCTIVE = ToolAnnotations(
 def _one_line(exc: BaseException) -> str:
     """The message of an engine or validation error, on one line."""
     if isinstance(exc, PydanticValidationError):
-        parts = []
-        for err in exc.errors():
-            where = ".".join(str(x) for x in err["loc"])
-            msg = err["msg"].removeprefix("Value error, ")
-            parts.append(f"{where}: {msg}" if where else msg)
-        text = "; ".join(parts)
+        text = describe_validation(exc.errors())
     else:
         text = str(exc) or type(exc).__name__
     return " ".join(text.split())
@@ -686,15 +682,6 @@ def build_server(
 # ---------------------------------------------------------------- running it
 
 
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def _url_host(host: str) -> str:
     """``host`` as it appears in a URL or a Host header (IPv6 in brackets)."""
     return f"[{host.strip('[]')}]" if ":" in host else host
@@ -728,7 +715,7 @@ async def _serve_http(server: MCPServer[Any], host: str, port: int, log_level: s
     import uvicorn
 
     security = None
-    if _is_loopback(host):
+    if is_loopback(host):
         # DNS-rebinding protection: a web page must not reach the server through a
         # hostile name that resolves to 127.0.0.1. (allow_remote turns it off.)
         name = _url_host(host)
@@ -781,7 +768,7 @@ def run(
     if transport == "http":
         if not 0 < port < 65536:
             raise ConfigError(f"port must be between 1 and 65535, not {port}")
-        if not allow_remote and not _is_loopback(host):
+        if not allow_remote and not is_loopback(host):
             raise ConfigError(
                 f"refusing to serve MCP on {host}: the HTTP transport has no authentication, "
                 "so it listens on loopback addresses only (--allow-remote / allow_remote=True "

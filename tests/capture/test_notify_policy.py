@@ -27,7 +27,7 @@ from memloom.capture.notify import (
     accept_notification,
     validate_transcript,
 )
-from memloom.capture.queue import open_queue
+from memloom.capture.queues import open_queue
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ def prompt_recall(home: Path) -> str:
 
 def _log(home: Path, kind: str, detail: str) -> None:
     try:
-        from memloom.capture.queue import open_queue
+        from memloom.capture.queues import open_queue
 
         queue = open_queue(home)
         try:

@@ -12,7 +12,7 @@ from typing import Any
 
 from memloom.agents import DEFAULT_AGENT, get_agent
 from memloom.agents.files import MAX_NAME_BYTES, MAX_PATH_CHARS
-from memloom.capture.queue import open_queue
+from memloom.capture.queues import open_queue
 from memloom.errors import NotificationRefused
 
 __all__ = [

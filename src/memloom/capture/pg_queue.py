@@ -1,12 +1,13 @@
 """The capture queue on a shared PostgreSQL store.
 
-Same interface as :class:`memloom.capture.queue.CaptureQueue`. Transcripts
-are files on one machine, so jobs belong to the host (and owner) that queued
-them; every ``memloom serve`` of that host may claim them. A claim is
-``SELECT … FOR UPDATE SKIP LOCKED`` (two servers never take the same job),
-and the claimer holds a session advisory lock on the job while it works: when
-a server dies its connection closes, the lock goes, and :meth:`recover` in any
-other server can tell that job from one still being worked on.
+A :class:`memloom.capture.jobs.JobQueue`, like the SQLite
+:class:`memloom.capture.queue.CaptureQueue`. Transcripts are files on one
+machine, so jobs belong to the host (and owner) that queued them; every
+``memloom serve`` of that host may claim them. A claim is ``SELECT … FOR
+UPDATE SKIP LOCKED`` (two servers never take the same job), and the claimer
+holds a session advisory lock on the job while it works: when a server dies
+its connection closes, the lock goes, and :meth:`recover` in any other server
+can tell that job from one still being worked on.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from typing import Any
 
 import psycopg
 
-from memloom.capture.queue import Job
+from memloom.capture.jobs import JOB_COLUMNS, Job
 from memloom.store.base import UnavailableError
 
 #: First half of the two-key advisory lock held on a running job ("mlq" + 1).
 JOB_LOCK = 0x6D6C7101
-_JOB_COLUMNS = "id, transcript_path, session_id, cwd, reason, status, attempts, detail, enqueued_at"
 
 
 class PgCaptureQueue:
@@ -76,7 +76,7 @@ class PgCaptureQueue:
         where, params = self._mine()
         with self.db.transaction():
             row = self.db.execute(
-                f"SELECT {_JOB_COLUMNS} FROM capture_jobs WHERE {where} AND status = 'queued' "
+                f"SELECT {JOB_COLUMNS} FROM capture_jobs WHERE {where} AND status = 'queued' "
                 "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
                 params,
             ).fetchone()
@@ -165,7 +165,7 @@ class PgCaptureQueue:
     def recent_jobs(self, limit: int = 20) -> list[Job]:
         where, params = self._mine()
         rows = self.db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM capture_jobs WHERE {where} ORDER BY id DESC LIMIT %s",
+            f"SELECT {JOB_COLUMNS} FROM capture_jobs WHERE {where} ORDER BY id DESC LIMIT %s",
             [*params, limit],
         ).fetchall()
         return [Job(*r) for r in rows]

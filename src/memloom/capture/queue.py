@@ -19,9 +19,9 @@ import os
 import secrets
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from memloom.capture.jobs import JOB_COLUMNS, Job
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -47,19 +47,6 @@ CREATE TABLE IF NOT EXISTS events (
     at REAL NOT NULL
 );
 """
-
-
-@dataclass
-class Job:
-    id: int
-    transcript_path: str
-    session_id: str | None
-    cwd: str | None
-    reason: str | None
-    status: str
-    attempts: int
-    detail: str | None
-    enqueued_at: float
 
 
 try:
@@ -179,8 +166,7 @@ class CaptureQueue:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             row = self.db.execute(
-                "SELECT id, transcript_path, session_id, cwd, reason, status, attempts, detail, "
-                "enqueued_at FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 1"
+                f"SELECT {JOB_COLUMNS} FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 1"
             ).fetchone()
             if row is None:
                 self.db.execute("COMMIT")
@@ -248,9 +234,7 @@ class CaptureQueue:
 
     def recent_jobs(self, limit: int = 20) -> list[Job]:
         rows = self.db.execute(
-            "SELECT id, transcript_path, session_id, cwd, reason, status, attempts, detail, "
-            "enqueued_at FROM jobs ORDER BY id DESC LIMIT ?",
-            (limit,),
+            f"SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT ?", (limit,)
         )
         return [Job(*r) for r in rows]
 
@@ -277,17 +261,3 @@ class CaptureQueue:
             self.db.execute("ROLLBACK")
             raise
         return True
-
-
-def open_queue(home: Path, settings: Any = None) -> Any:
-    """The capture queue of the configured store: ``capture.db`` beside a SQLite
-    store, the shared tables of a PostgreSQL one (claimed with SKIP LOCKED)."""
-    if settings is None:
-        from memloom.config import load_settings
-
-        settings = load_settings(home)
-    if settings.is_postgres:
-        from memloom.capture.pg_queue import PgCaptureQueue
-
-        return PgCaptureQueue(settings.database_url, owner=settings.owner or "local")
-    return CaptureQueue(home)

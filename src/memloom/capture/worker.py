@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memloom.capture.budget import Budget, daily_cap
-from memloom.capture.queue import open_queue
+from memloom.capture.queues import open_queue
 from memloom.capture.scope import load_scope
 
 log = logging.getLogger("memloom.capture")

@@ -7,12 +7,9 @@ versions, conflicts, session import and capture.
 
 from __future__ import annotations
 
-import json
-import queue
 import stat
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal, Protocol
 
@@ -21,6 +18,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 import memloom
+from memloom.backend_access import ledger_stats, token_lookup, tokens_exist
 from memloom.config import redact_url
 from memloom.engine import Memloom
 from memloom.models import (
@@ -55,6 +53,7 @@ from memloom.models import (
 )
 from memloom.server import errors
 from memloom.server.middleware import DEFAULT_MAX_BODY, BearerAuth, BodyLimit, JsonBodies
+from memloom.server.ndjson import Emit, ndjson_stream
 from memloom.store.base import Principal
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -376,39 +375,18 @@ def create_app(
     )
     def conflicts_auto(m: Current) -> Any:
         """Run the judge over the pending queue; progress as NDJSON, the summary last."""
-        return _stream(lambda emit: {"event": "done", "summary": m.auto_resolve(emit)})
+        return ndjson_stream(lambda emit: {"event": "done", "summary": m.auto_resolve(emit)})
 
     @app.get("/v1/activity", tags=["status"])
     def activity(m: Current, days: Annotated[int, Query(ge=1, le=365)] = 30) -> dict[str, Any]:
         """Imports, capture, budget and memories saved per day: the viewer's Activity page."""
-        from memloom.capture.status import capture_summary
+        from memloom.status import capture_summary
 
         doc = m.activity(days)
         doc.update(capture_summary(m.settings.home, m.settings.raw))
         doc["llm"] = getattr(m.llm, "description", None)
         doc["embedder"] = m.embedder.fingerprint
         return doc
-
-    def _stream(job: Any) -> StreamingResponse:
-        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
-
-        def work() -> None:
-            try:
-                last = job(events.put)
-                if last is not None:
-                    events.put(last)
-            except Exception as exc:  # reported as the stream's last line
-                events.put({"event": "error", "error": str(exc)})
-            finally:
-                events.put(None)
-
-        threading.Thread(target=work, daemon=True).start()
-
-        def stream() -> Iterator[bytes]:
-            while (event := events.get()) is not None:
-                yield (json.dumps(event, default=str) + "\n").encode()
-
-        return StreamingResponse(stream(), media_type="application/x-ndjson")
 
     @app.post(
         "/v1/import/sessions",
@@ -424,32 +402,19 @@ def create_app(
                 return errors.error(400, refused)
         if not import_lock.acquire(blocking=False):
             return errors.error(409, "an import is already running")
-        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
-        def work() -> None:
-            try:
-                m.import_sessions(
-                    req.paths,
-                    days=req.days,
-                    sessions=req.sessions,
-                    project=req.project,
-                    dry_run=req.dry_run,
-                    force=req.force,
-                    progress=events.put,
-                )
-            except Exception as exc:  # reported to the client as the stream's last line
-                events.put({"event": "error", "error": str(exc)})
-            finally:
-                import_lock.release()
-                events.put(None)
+        def work(emit: Emit) -> None:
+            m.import_sessions(
+                req.paths,
+                days=req.days,
+                sessions=req.sessions,
+                project=req.project,
+                dry_run=req.dry_run,
+                force=req.force,
+                progress=emit,
+            )
 
-        threading.Thread(target=work, name="memloom-import", daemon=True).start()
-
-        def stream() -> Iterator[bytes]:
-            while (event := events.get()) is not None:
-                yield (json.dumps(event, default=str) + "\n").encode()
-
-        return StreamingResponse(stream(), media_type="application/x-ndjson")
+        return ndjson_stream(work, thread_name="memloom-import", finally_=import_lock.release)
 
     @app.post("/v1/capture/notify", tags=["capture"], status_code=202)
     def capture_notify(m: Current, req: NotifyRequest) -> NotifyResponse:
@@ -476,7 +441,7 @@ def create_app(
                     "embedder": m.embedder.fingerprint,
                     "database": redact_url(m.settings.database_url),
                 },
-                "imports": m.backend.ledger_stats(),
+                "imports": ledger_stats(m),
                 "llm": getattr(m.llm, "description", None),
                 "daemon": services.status() if services is not None else None,
                 "time": time.time(),
@@ -509,17 +474,17 @@ def create_app(
 
     app.state.engines = EngineScopes(engine)
     wrapped: Any = JsonBodies(app)
-    lookup = getattr(engine.backend, "token_principal", None)
+    lookup = token_lookup(engine)
     if token or lookup is not None:
         # The viewer's files hold no data; the page asks for the token and sends it itself.
         wrapped = BearerAuth(
             wrapped,
             token,
             lookup=lookup,
-            tokens_exist=getattr(engine.backend, "has_tokens", None),
+            tokens_exist=tokens_exist(engine),
             open_paths=("/health", "/"),
             open_prefixes=("/viewer/",),
         )
     wrapped = BodyLimit(wrapped, max_body)
-    wrapped.fastapi = app  # type: ignore[attr-defined]
+    wrapped.fastapi = app  # the FastAPI app itself, for its OpenAPI document
     return wrapped

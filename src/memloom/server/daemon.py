@@ -8,8 +8,6 @@ finished chunks) before it closes the store.
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import logging
 import os
 import signal
@@ -20,80 +18,20 @@ from pathlib import Path
 from typing import Any
 
 import memloom
+from memloom.backend_access import has_tokens
+from memloom.daemon_record import (
+    is_loopback,
+    read_daemon,
+    remove_daemon_record,
+    write_daemon_record,
+)
 from memloom.engine import Memloom
 from memloom.errors import DaemonError
 
 log = logging.getLogger("memloom.daemon")
 
-DAEMON_FILE = "daemon.json"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4319
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def daemon_file(home: Path) -> Path:
-    return home / DAEMON_FILE
-
-
-def read_daemon(home: Path) -> dict[str, Any] | None:
-    """The running daemon's record, or None (a stale record is removed)."""
-    path = daemon_file(home)
-    try:
-        info = json.loads(path.read_text())
-        pid = int(info["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        path.unlink(missing_ok=True)
-        return None
-    except PermissionError:
-        pass
-    return info
-
-
-def stop_daemon(home: Path, timeout: float = 15.0) -> dict[str, Any] | None:
-    """Ask the daemon to stop (SIGTERM) and wait for it; returns its record or None."""
-    info = read_daemon(home)
-    if info is None:
-        return None
-    pid = int(info["pid"])
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        daemon_file(home).unlink(missing_ok=True)
-        return info
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        # A clean exit removes the record; a crash leaves it behind with a dead pid.
-        if not daemon_file(home).exists() or _gone(pid):
-            daemon_file(home).unlink(missing_ok=True)
-            return info
-        time.sleep(0.05)
-    raise DaemonError(f"memloom daemon (pid {pid}) did not stop within {timeout:.0f} s")
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:  # a zombie (exited, not yet reaped by its parent) is gone too
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
 
 
 class Services:
@@ -169,7 +107,7 @@ class Services:
     # ---------------------------------------------------------------- capture
 
     def _queue_length(self) -> int | None:
-        from memloom.capture.queue import open_queue
+        from memloom.capture.queues import open_queue
 
         try:
             q = open_queue(self.home, self.engine.settings)
@@ -278,8 +216,8 @@ def serve(
 
     engine = memloom.open(settings=settings)
     try:
-        has_tokens = getattr(engine.backend, "has_tokens", lambda: False)()
-        if not is_loopback(host) and not (token or has_tokens):
+        tokens = has_tokens(engine)
+        if not is_loopback(host) and not (token or tokens):
             raise DaemonError(
                 f"refusing to listen on {host} without a token: set MEMLOOM_API_TOKEN, pass "
                 "--token, or create API tokens on a shared store (memloom tokens create); "
@@ -296,16 +234,11 @@ def serve(
             "host": host,
             "port": actual_port,
             "url": url,
-            "token_required": bool(token or has_tokens),
+            "token_required": bool(token or tokens),
             "started_at": time.time(),
             "version": memloom.__version__,
         }
-        path = daemon_file(settings.home)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(record, fh)
-        os.replace(tmp, path)
+        write_daemon_record(settings.home, record)
         log.info("memloom serving %s", url)
         config = uvicorn.Config(
             app,
@@ -322,8 +255,7 @@ def serve(
             server.run(sockets=[sock])
         finally:
             try:
-                if json.loads(path.read_text()).get("pid") == os.getpid():
-                    path.unlink()
+                remove_daemon_record(settings.home, os.getpid())
             except (OSError, ValueError) as exc:  # already gone or replaced: nothing to undo
                 log.debug("daemon record not removed: %s", exc)
     finally:

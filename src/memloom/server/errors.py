@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memloom.config import ConfigError
 from memloom.embed import EmbeddingError
 from memloom.engine import ValidationError
+from memloom.error_text import describe_validation
 from memloom.store.base import (
     ConflictStateError,
     DimensionError,
@@ -34,12 +35,9 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> J
 
 
 def _describe(errors: list[Any]) -> str:
-    parts = []
-    for err in errors:
-        loc = [str(x) for x in err.get("loc", ()) if x not in ("body", "query", "path")]
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-        parts.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
-    return "; ".join(parts[:10]) or "invalid request"
+    return describe_validation(
+        errors, hide=("body", "query", "path"), limit=10, empty="invalid request"
+    )
 
 
 def install(app: FastAPI) -> None:

@@ -9,6 +9,9 @@ from typing import Annotated
 
 import typer
 
+from memloom.backend_access import embed_texts, open_configured_store, store_of
+from memloom.cli._common import CliError, emit_json
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 
 
@@ -29,7 +32,6 @@ def export(
     conflicts and the import ledger (restore it with `memloom import-backup`)."""
     import memloom
     from memloom.backup import dump
-    from memloom.cli import CliError
     from memloom.store.sqlite import create_private_file
 
     if output is not None:
@@ -38,10 +40,10 @@ def export(
         create_private_file(output)
     with memloom.open(ctx.obj.home and str(ctx.obj.home), check_embedder=False) as m:
         if output is None:
-            dump(m.backend, sys.stdout, embeddings=embeddings, version=memloom.__version__)
+            dump(store_of(m), sys.stdout, embeddings=embeddings, version=memloom.__version__)
             return
         with output.open("w", encoding="utf-8") as fh:
-            report = dump(m.backend, fh, embeddings=embeddings, version=memloom.__version__)
+            report = dump(store_of(m), fh, embeddings=embeddings, version=memloom.__version__)
     typer.echo(
         f"exported {report.memories} memories, {report.provenance} provenance rows, "
         f"{report.conflicts} conflicts, {report.ledger} ledger entries to {output}",
@@ -58,19 +60,18 @@ def import_backup(
     kept, so it is safe to run again). Vectors missing from the backup are computed."""
     import memloom
     from memloom.backup import restore
-    from memloom.cli import CliError, _emit_json
 
     if not path.is_file():
         raise CliError(f"no backup file at {path}")
     with memloom.open(ctx.obj.home and str(ctx.obj.home), check_embedder=False) as m:
         report = restore(
-            m.backend,
+            store_of(m),
             path,
-            embed=lambda texts: m._embed_texts(texts),
+            embed=lambda texts: embed_texts(m, texts),
             embedder=m.embedder.fingerprint if m.can_embed else None,
         )
     if json_:
-        _emit_json(asdict(report))
+        emit_json(asdict(report))
         return
     typer.echo(
         f"restored {report.memories} memories ({report.skipped} already here, "
@@ -87,17 +88,15 @@ def backup(
     """A consistent copy of the live SQLite store, while the daemon and hooks keep
     writing (SQLite's online backup). For PostgreSQL use pg_dump."""
     from memloom.backup import online_copy
-    from memloom.cli import _emit_json
     from memloom.config import load_settings
-    from memloom.store import open_store
 
-    store = open_store(load_settings(ctx.obj.home))
+    store = open_configured_store(load_settings(ctx.obj.home))
     try:
         count = online_copy(store, dest)
     finally:
         store.close()
     if json_:
-        _emit_json({"path": str(dest), "memories": count})
+        emit_json({"path": str(dest), "memories": count})
     else:
         typer.echo(f"copied {count} memories to {dest} (integrity check: ok)")
 

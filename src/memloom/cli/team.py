@@ -8,6 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
+from memloom.backend_access import open_configured_store
+from memloom.cli._common import CliError, console_err, emit_json
+
 tokens_app = typer.Typer(
     help=(
         "API tokens for a shared PostgreSQL store: each maps to one owner, whose "
@@ -21,16 +24,14 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead.")]
 
 def _shared_store(ctx: typer.Context) -> Any:
     """The configured store, which must be PostgreSQL (tokens live in it)."""
-    from memloom.cli import CliError
     from memloom.config import load_settings
-    from memloom.store import open_store
 
     settings = load_settings(ctx.obj.home)
     if not settings.is_postgres:
         raise CliError(
             "API tokens need a shared PostgreSQL store: set MEMLOOM_DATABASE_URL=postgresql://…"
         )
-    return open_store(replace(settings, owner=None))
+    return open_configured_store(replace(settings, owner=None))
 
 
 def _when(ts: float | None) -> str:
@@ -63,7 +64,6 @@ def tokens_create(
     json_: JsonOpt = False,
 ) -> None:
     """Create a token; its secret is shown once (only a hash is stored)."""
-    from memloom.cli import CliError, _emit_json
 
     owner = owner.strip()
     scopes = [s.strip() for s in share or [] if s.strip()]
@@ -75,7 +75,7 @@ def tokens_create(
     finally:
         store.close()
     if json_:
-        _emit_json({**_doc(row), "token": secret})
+        emit_json({**_doc(row), "token": secret})
         return
     typer.echo(
         f"token {row.id} for owner {row.owner!r}" + (f", reads {row.shared}" if row.shared else "")
@@ -90,7 +90,6 @@ def tokens_create(
 @tokens_app.command("list")
 def tokens_list(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Every token (never the secrets)."""
-    from memloom.cli import _emit_json
 
     store = _shared_store(ctx)
     try:
@@ -98,7 +97,7 @@ def tokens_list(ctx: typer.Context, json_: JsonOpt = False) -> None:
     finally:
         store.close()
     if json_:
-        _emit_json({"tokens": [_doc(r) for r in rows]})
+        emit_json({"tokens": [_doc(r) for r in rows]})
         return
     if not rows:
         typer.echo("no tokens (create one with: memloom tokens create --owner NAME)")
@@ -122,7 +121,6 @@ def tokens_revoke(
     json_: JsonOpt = False,
 ) -> None:
     """Revoke a token: requests carrying it get 401 from then on."""
-    from memloom.cli import _emit_json
 
     store = _shared_store(ctx)
     try:
@@ -130,7 +128,7 @@ def tokens_revoke(
     finally:
         store.close()
     if json_:
-        _emit_json(_doc(row))
+        emit_json(_doc(row))
     else:
         typer.echo(f"revoked {row.id} (owner {row.owner})")
 
@@ -150,7 +148,6 @@ def migrate_command(
     ledger), re-using the embeddings. Safe to run again: copied rows are skipped."""
     from dataclasses import asdict
 
-    from memloom.cli import CliError, _console_err, _emit_json
     from memloom.config import load_settings, redact_url
     from memloom.store.base import LOCAL_OWNER, Principal
 
@@ -171,7 +168,7 @@ def migrate_command(
         try:
             from rich.progress import Progress
 
-            with Progress(console=_console_err(), transient=True, disable=json_) as bar:
+            with Progress(console=console_err(), transient=True, disable=json_) as bar:
                 task = bar.add_task("copying memories", total=source.count())
                 report = migrate(source, target, lambda done, _: bar.update(task, completed=done))
         finally:
@@ -179,7 +176,7 @@ def migrate_command(
     finally:
         source.close()
     if json_:
-        _emit_json(asdict(report))
+        emit_json(asdict(report))
         return
     typer.echo(
         f"copied {report.memories} memories ({report.skipped} already there), "

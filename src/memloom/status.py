@@ -1,15 +1,27 @@
-"""``memloom status``: one document describing the whole capture setup."""
+"""``memloom status`` and the viewer's Activity page: one document describing the
+whole capture setup.
+
+It sits above capture and the server (it reads the capture queue, the hooks,
+the daemon record and the engine), so neither has to import the other to
+describe it.
+"""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
+from memloom.backend_access import ledger_stats
 from memloom.capture.budget import Budget, daily_cap
 from memloom.capture.connect import installed_hooks, settings_path
-from memloom.capture.queue import open_queue
+from memloom.capture.queues import open_queue
 from memloom.capture.scope import load_scope
+from memloom.daemon_record import read_daemon
 
+__all__ = ["FAILURE_KINDS", "capture_summary", "gather"]
+
+#: Event kinds that count as a failure ("last error" in ``memloom status``).
 FAILURE_KINDS = (
     "hook_refused",
     "hook_notify_error",
@@ -25,10 +37,22 @@ def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
 
 
-def capture_summary(home: Any, settings_raw: dict[str, Any]) -> dict[str, Any]:
-    """Queue, budget, scope, hooks and the last events: no engine needed."""
+def _event(e: tuple[str, str | None, float] | None) -> dict[str, Any] | None:
+    if e is None:
+        return None
+    return {"kind": e[0], "detail": e[1], "at": e[2], "at_text": _when(e[2])}
+
+
+def capture_summary(
+    home: Path, settings_raw: dict[str, Any], settings: Any = None
+) -> dict[str, Any]:
+    """Queue, budget, scope, hooks and the last events: no engine needed.
+
+    ``settings`` picks the queue (SQLite or PostgreSQL); without it they are
+    read from ``home``.
+    """
     scope = load_scope(home)
-    queue = open_queue(home)
+    queue = open_queue(home, settings)
     try:
         cap = daily_cap(settings_raw)
         used = Budget(queue, cap).used()
@@ -37,12 +61,6 @@ def capture_summary(home: Any, settings_raw: dict[str, Any]) -> dict[str, Any]:
         pending = queue.pending()
     finally:
         queue.close()
-
-    def event(e: Any) -> dict[str, Any] | None:
-        if e is None:
-            return None
-        return {"kind": e[0], "detail": e[1], "at": e[2], "at_text": _when(e[2])}
-
     return {
         "scope": {
             "all": scope.all,
@@ -53,38 +71,27 @@ def capture_summary(home: Any, settings_raw: dict[str, Any]) -> dict[str, Any]:
         "hooks": {**installed_hooks(), "settings": str(settings_path())},
         "capture": {
             "queued": pending,
-            "last_hook": event(last_hook),
-            "last_failure": event(last_fail),
+            "last_hook": _event(last_hook),
+            "last_failure": _event(last_fail),
         },
         "budget": {"used": used, "cap": cap, "paused": used >= cap},
     }
 
 
 def gather(home_arg: Any = None) -> dict[str, Any]:
+    """The ``memloom status --json`` document: daemon, capture, LLM, embedder, counts."""
     import memloom
     from memloom.config import load_settings
-    from memloom.server.daemon import read_daemon
 
     settings = load_settings(home_arg)
     home = settings.home
     daemon = read_daemon(home)
-    scope = load_scope(home)
-    queue = open_queue(home, settings)
-    try:
-        cap = daily_cap(settings.raw)
-        budget = Budget(queue, cap)
-        used = budget.used()
-        last_hook = queue.last_event("hook_notify")
-        last_fail = queue.last_event(*FAILURE_KINDS)
-        pending = queue.pending()
-    finally:
-        queue.close()
+    summary = capture_summary(home, settings.raw, settings)
     with memloom.open(settings=settings) as m:
-        imports = m.backend.ledger_stats()
+        imports = ledger_stats(m)
         stats = m.stats()
         llm = m.llm.description
         embedder = m.embedder.fingerprint
-    hooks = installed_hooks()
     return {
         "home": str(home),
         "daemon": {
@@ -92,33 +99,10 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
             "url": daemon.get("url") if daemon else None,
             "pid": daemon.get("pid") if daemon else None,
         },
-        "hooks": {**hooks, "settings": str(settings_path())},
-        "scope": {
-            "all": scope.all,
-            "projects": scope.projects,
-            "recall": scope.recall,
-            "enabled": scope.enabled,
-        },
-        "capture": {
-            "queued": pending,
-            "last_hook": None
-            if last_hook is None
-            else {
-                "kind": last_hook[0],
-                "detail": last_hook[1],
-                "at": last_hook[2],
-                "at_text": _when(last_hook[2]),
-            },
-            "last_failure": None
-            if last_fail is None
-            else {
-                "kind": last_fail[0],
-                "detail": last_fail[1],
-                "at": last_fail[2],
-                "at_text": _when(last_fail[2]),
-            },
-        },
-        "budget": {"used": used, "cap": cap, "paused": used >= cap},
+        "hooks": summary["hooks"],
+        "scope": summary["scope"],
+        "capture": summary["capture"],
+        "budget": summary["budget"],
         "llm": llm,
         "embedder": embedder,
         "imports": imports,

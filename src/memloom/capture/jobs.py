@@ -1,0 +1,72 @@
+"""What a capture queue is: a queued session (:class:`Job`) and the interface both
+queues implement (:class:`JobQueue`).
+
+A stdlib-only leaf, so the SQLite queue (:mod:`memloom.capture.queue`), the
+PostgreSQL one (:mod:`memloom.capture.pg_queue`) and the factory that picks
+between them (:mod:`memloom.capture.queues`) each import it and not each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["JOB_COLUMNS", "Job", "JobQueue"]
+
+#: The columns a :class:`Job` is built from, in its field order.
+JOB_COLUMNS = "id, transcript_path, session_id, cwd, reason, status, attempts, detail, enqueued_at"
+
+
+@dataclass
+class Job:
+    id: int
+    transcript_path: str
+    session_id: str | None
+    cwd: str | None
+    reason: str | None
+    status: str
+    attempts: int
+    detail: str | None
+    enqueued_at: float
+
+
+class JobQueue(Protocol):
+    """A durable queue of finished sessions, its event log and the daily budget counters."""
+
+    def close(self) -> None: ...
+
+    def enqueue(
+        self,
+        transcript_path: str,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        reason: str | None = None,
+    ) -> int:
+        """Queue a session; a session already waiting is not queued twice."""
+        ...
+
+    def claim(self) -> Job | None:
+        """Take the oldest queued job; no other claimer gets it."""
+        ...
+
+    def finish(self, job_id: int, status: str, detail: str | None = None) -> None: ...
+
+    def requeue(self, job_id: int, detail: str | None = None) -> None: ...
+
+    def recover(self) -> int:
+        """Put jobs whose claimer died back in the queue; how many."""
+        ...
+
+    def pending(self) -> int: ...
+
+    def log(self, kind: str, detail: str | None = None) -> None: ...
+
+    def last_event(self, *kinds: str) -> tuple[str, str | None, float] | None: ...
+
+    def recent_jobs(self, limit: int = 20) -> list[Job]: ...
+
+    def budget_used(self, day: str) -> int: ...
+
+    def budget_take(self, day: str, cap: int) -> bool:
+        """Count one call against ``day`` unless ``cap`` is reached (atomically)."""
+        ...

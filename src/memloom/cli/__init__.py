@@ -1,0 +1,78 @@
+"""The ``memloom`` command: a thin shell over :class:`memloom.Memloom`.
+
+Every command takes ``--json`` and then prints the same document the HTTP API
+returns; without it, output is for people. Errors are one line on stderr and a
+non-zero exit status.
+
+This module builds the Typer app and adds the command modules to it, one way:
+each module has ``register(app)`` and none imports this package's ``__init__``
+(what they share is in :mod:`memloom.cli._common`). Everything loaded here is
+typer and the standard library: ``memloom hook …`` comes through here too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memloom.cli import backup, capture, conflicts, memories, redact, server, sessions, team
+from memloom.cli._common import State, run
+
+__all__ = ["app", "main"]
+
+HELP = """\
+memloom — long-term memory for AI coding agents, kept on your machine.
+
+Memories are short typed statements (fact, preference, episode, procedure) in a
+SQLite file under MEMLOOM_HOME (default ~/.memloom), or for a team in PostgreSQL
+(MEMLOOM_DATABASE_URL=postgresql://…, see `memloom tokens`). They come from your Claude
+Code sessions (distilled, secrets redacted) or from you and your agents.
+Recall ranks them by meaning, keywords, recency and tags. Everything runs
+offline; an LLM (MEMLOOM_LLM) makes the distilled memories better.
+
+Examples:
+
+\b
+  memloom import sessions                      # distill recent Claude Code sessions
+  memloom recall "how do I run the tests?" --project api
+  memloom save "Run the tests with: make check" --type procedure
+  memloom connect claude-code --all            # capture every session from now on
+  memloom serve                                # HTTP API, viewer, background capture
+  claude mcp add memloom -- memloom mcp        # give Claude Code the memory tools
+"""
+
+app = typer.Typer(
+    help=HELP,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            "--home",
+            envvar="MEMLOOM_HOME",
+            help="Data folder (config.toml, memloom.db). Default: ~/.memloom",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    ctx.obj = State(home=home)
+
+
+# The order of registration is the order of ``memloom --help``.
+for _module in (memories, redact, sessions, server, conflicts, capture, team, backup):
+    _module.register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run(app, argv)

@@ -1,0 +1,137 @@
+"""What every command module of the CLI shares: the root state, the engine, output,
+and how errors become one line on stderr and exit status 1.
+
+Private to :mod:`memloom.cli` (hence the underscore); the names inside are
+public so that command modules import them without reading private names.
+It imports only typer and the standard library at load time: the hook fast
+path goes through here and must not load numpy or pydantic.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memloom.errors import CliError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from memloom.engine import Memloom
+
+__all__ = [
+    "SENSITIVITY_NAMES",
+    "CliError",
+    "JsonOpt",
+    "State",
+    "console",
+    "console_err",
+    "emit_json",
+    "error_message",
+    "home_arg",
+    "open_engine",
+    "project_name",
+    "run",
+    "short",
+    "when",
+]
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the JSON document instead.")]
+
+SENSITIVITY_NAMES = {0: "none", 1: "pii", 2: "internal", 3: "credentials"}
+
+
+@dataclass
+class State:
+    """What the root callback learned (``--home``); every command finds it in ``ctx.obj``."""
+
+    home: Path | None
+
+
+def home_arg(ctx: typer.Context) -> str | None:
+    """``--home`` as the string ``memloom.open`` and the hooks take (None: the default)."""
+    state: State = ctx.obj
+    return str(state.home) if state.home else None
+
+
+@contextmanager
+def open_engine(ctx: typer.Context) -> Iterator[Memloom]:
+    import memloom
+
+    m = memloom.open(home_arg(ctx))
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    # soft_wrap: long lines are left to the terminal rather than hard-wrapped at 80
+    # columns when output is piped.
+    return Console(highlight=False, soft_wrap=True)
+
+
+def console_err() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def emit_json(doc: BaseModel | dict[str, Any]) -> None:
+    data = doc.model_dump(mode="json") if hasattr(doc, "model_dump") else doc
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def when(value: datetime | None) -> str:
+    return "" if value is None else value.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def project_name(project: str | None) -> str:
+    """The last part of a project path: what people call the project."""
+    if not project:
+        return ""
+    return project.rstrip("/").rsplit("/", 1)[-1] or project
+
+
+# ---------------------------------------------------------------- errors and exit codes
+
+
+def error_message(exc: BaseException) -> str | None:
+    """The one-line message for an error the user can act on; None for a bug."""
+    from pydantic import ValidationError as PydanticError
+
+    from memloom.error_text import describe_validation
+    from memloom.errors import ConfigError, EmbeddingError, StoreError
+
+    if isinstance(exc, PydanticError):
+        return describe_validation(exc.errors())
+    if isinstance(exc, CliError | StoreError | ConfigError | EmbeddingError | ValueError):
+        return str(exc)
+    return None
+
+
+def run(app: typer.Typer, argv: list[str] | None = None) -> None:
+    """Run the app; an anticipated error is ``memloom: error: …`` and exit status 1."""
+    try:
+        app(args=argv, prog_name="memloom")
+    except Exception as exc:
+        message = error_message(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"memloom: error: {message}\n")
+        sys.exit(1)

@@ -1,0 +1,194 @@
+"""Capture: ``connect``/``disconnect`` an agent, ``capture run-once``, the ``hook``
+commands the installed hooks run, and ``status``."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from memloom.cli._common import CliError, JsonOpt, State, console, emit_json, home_arg
+
+connect_app = typer.Typer(help="Install memloom's hooks into an agent.", no_args_is_help=True)
+disconnect_app = typer.Typer(help="Remove memloom's hooks from an agent.", no_args_is_help=True)
+
+
+@connect_app.command("claude-code")
+def connect_claude_code(
+    ctx: typer.Context,
+    project: Annotated[
+        list[str] | None,
+        typer.Option("--project", help="Capture sessions whose project path contains this."),
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Capture every project.")] = False,
+    no_recall: Annotated[
+        bool, typer.Option("--no-recall", help="Do not add memories to new prompts.")
+    ] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Distill every finished Claude Code session, and bring memories back into prompts.
+
+    Adds a SessionEnd hook (queues the session for import) and a UserPromptSubmit
+    hook (adds up to 5 relevant memories as background) to ~/.claude/settings.json
+    ($CLAUDE_CONFIG_DIR respected). Nothing is captured until you choose a scope.
+    """
+    from memloom.capture.connect import connect, memloom_command
+    from memloom.capture.scope import Scope, save_scope
+    from memloom.config import resolve_home
+
+    if not project and not all_:
+        raise CliError("nothing is captured until you choose: --project NAME (repeatable) or --all")
+    if project and all_:
+        raise CliError("choose either --project or --all, not both")
+    state: State = ctx.obj
+    home = resolve_home(state.home)
+    explicit_home = home if (state.home or "MEMLOOM_HOME" in os.environ) else None
+    result = connect(memloom_command(explicit_home), recall=not no_recall)
+    scope = Scope(all=all_, projects=list(project or []), recall=not no_recall)
+    save_scope(home, scope)
+    doc = {
+        "settings": str(result.settings_path),
+        "changed": result.changed,
+        "backup": str(result.backup_path) if result.backup_path else None,
+        "hooks": result.events,
+        "scope": {"all": scope.all, "projects": scope.projects, "recall": scope.recall},
+    }
+    if json_:
+        emit_json(doc)
+        return
+    out = console()
+    what = "every project" if all_ else "projects matching " + ", ".join(project or [])
+    verb = "installed" if result.changed else "already installed"
+    out.print(f"hooks {verb} in {result.settings_path}: {', '.join(result.events)}", markup=False)
+    if result.backup_path:
+        out.print(f"backup of your previous settings: {result.backup_path}", markup=False)
+    out.print(f"capturing {what}; recall into prompts {'off' if no_recall else 'on'}")
+    out.print(
+        "Sessions are imported by `memloom serve` (or `memloom capture run-once` from cron).\n"
+        "To give Claude Code the memory tools too: claude mcp add memloom -- memloom mcp",
+        markup=False,
+    )
+
+
+@disconnect_app.command("claude-code")
+def disconnect_claude_code(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Remove memloom's hooks (only those) and stop capturing."""
+    from memloom.capture.connect import disconnect
+    from memloom.capture.scope import save_scope
+    from memloom.config import resolve_home
+
+    state: State = ctx.obj
+    result = disconnect()
+    save_scope(resolve_home(state.home), None)
+    if json_:
+        emit_json({"settings": str(result.settings_path), "changed": result.changed})
+    else:
+        verb = "removed from" if result.changed else "were not in"
+        console().print(f"memloom's hooks {verb} {result.settings_path}", markup=False)
+
+
+capture_app = typer.Typer(help="Work through captured sessions.", no_args_is_help=True)
+
+
+@capture_app.command("run-once")
+def capture_run_once(
+    ctx: typer.Context,
+    sweep: Annotated[
+        bool, typer.Option(help="First queue in-scope sessions the hooks missed.")
+    ] = True,
+    json_: JsonOpt = False,
+) -> None:
+    """Import the queued sessions now (for cron, when no daemon runs)."""
+    import memloom
+    from memloom.capture.worker import CaptureWorker
+    from memloom.config import resolve_home
+
+    state: State = ctx.obj
+    home = resolve_home(state.home)
+    with memloom.open(str(home)) as m:
+        worker = CaptureWorker(m, home)
+        queued = worker.sweep() if sweep else 0
+        done = worker.drain()
+        doc = {"swept": queued, "processed": done, **worker.state()}
+    if json_:
+        emit_json(doc)
+    else:
+        line = f"processed {done} queued sessions"
+        if sweep:
+            line += f" ({queued} found by the sweep)"
+        if worker.paused:
+            line += "; PAUSED: today's budget of unattended calls is spent"
+        console().print(line)
+        if worker.last_error:
+            console().print(f"last error: {worker.last_error}", markup=False)
+
+
+hook_app = typer.Typer(
+    help="What the installed Claude Code hooks run (reads the hook JSON on stdin).",
+    no_args_is_help=True,
+)
+
+
+@hook_app.command("notify")
+def hook_notify(ctx: typer.Context) -> None:
+    """SessionEnd: queue the finished session for import. Silent; always exits 0."""
+    from memloom.capture.hooks_cli import run_hook
+
+    raise typer.Exit(run_hook("notify", home_arg(ctx)))
+
+
+@hook_app.command("prompt-recall")
+def hook_prompt_recall(ctx: typer.Context) -> None:
+    """UserPromptSubmit: print relevant memories as background context. Always exits 0."""
+    from memloom.capture.hooks_cli import run_hook
+
+    raise typer.Exit(run_hook("prompt-recall", home_arg(ctx)))
+
+
+def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Daemon, hooks, capture scope, queue, today's budget, LLM and embedder."""
+    from memloom.status import gather
+
+    state: State = ctx.obj
+    doc = gather(state.home)
+    if json_:
+        emit_json(doc)
+        return
+    out = console()
+    d = doc["daemon"]
+    out.print(f"daemon      {'up at ' + d['url'] if d['running'] else 'down'}", markup=False)
+    h = doc["hooks"]
+    hooks = [n for n in ("notify", "prompt_recall") if h.get(n)]
+    out.print(f"hooks       {', '.join(hooks) or 'not installed'} ({h['settings']})", markup=False)
+    sc = doc["scope"]
+    scope = "all projects" if sc["all"] else ", ".join(sc["projects"]) or "nothing (not connected)"
+    out.print(f"capturing   {scope}", markup=False)
+    q = doc["capture"]
+    out.print(f"queue       {q['queued']} waiting", markup=False)
+    if q["last_hook"]:
+        out.print(
+            f"last hook   {q['last_hook']['at_text']}  {q['last_hook']['detail']}", markup=False
+        )
+    if q["last_failure"]:
+        f = q["last_failure"]
+        out.print(f"last error  {f['at_text']}  {f['kind']}: {f['detail']}", markup=False)
+    b = doc["budget"]
+    paused = "  PAUSED until tomorrow" if b["paused"] else ""
+    out.print(f"today       {b['used']}/{b['cap']} unattended LLM calls{paused}", markup=False)
+    out.print(f"LLM         {doc['llm']}", markup=False)
+    out.print(f"embedder    {doc['embedder']}", markup=False)
+    i = doc["imports"]
+    out.print(
+        f"all time    {i['sessions']} sessions imported, {i['memories']} memories saved; "
+        f"{doc['memories']['active']} active memories",
+        markup=False,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(connect_app, name="connect")
+    app.add_typer(disconnect_app, name="disconnect")
+    app.add_typer(capture_app, name="capture")
+    app.add_typer(hook_app, name="hook")
+    app.command()(status)
