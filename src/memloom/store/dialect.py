@@ -63,7 +63,12 @@ class Dialect:
         """An index hint after a table name (nothing where the planner needs none)."""
         return ""
 
+    def insert(self, table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
+        """One row's INSERT statement (``verb`` may carry SQLite's conflict clause)."""
+        return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))})"
+
     def insert_ignore(self, table: str, columns: Sequence[str]) -> str:
+        """Insert one row unless it would break a unique constraint."""
         raise NotImplementedError
 
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
@@ -111,16 +116,10 @@ class SQLiteDialect(Dialect):
         return f" INDEXED BY {index}"
 
     def insert_ignore(self, table: str, columns: Sequence[str]) -> str:
-        return (
-            f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) "
-            f"VALUES ({self.marks(len(columns))})"
-        )
+        return self.insert(table, columns, "INSERT OR IGNORE")
 
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
-        return (
-            f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) "
-            f"VALUES ({self.marks(len(columns))})"
-        )
+        return self.insert(table, columns, "INSERT OR REPLACE")
 
     def like_prefix(self, column: str) -> str:
         return f"{column} LIKE ? ESCAPE '\\'"
@@ -155,17 +154,11 @@ class PostgresDialect(Dialect):
         return f"NOT {column}"
 
     def insert_ignore(self, table: str, columns: Sequence[str]) -> str:
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) "
-            f"VALUES ({self.marks(len(columns))}) ON CONFLICT DO NOTHING"
-        )
+        return f"{self.insert(table, columns)} ON CONFLICT DO NOTHING"
 
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
         rest = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
-            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {rest}"
-        )
+        return f"{self.insert(table, columns)} ON CONFLICT ({', '.join(key)}) DO UPDATE SET {rest}"
 
     def like_prefix(self, column: str) -> str:
         return f"{column} LIKE %s"

@@ -166,6 +166,33 @@ class SQLStore:
         with self._conn() as conn:
             return conn.execute(sql, params).fetchone()
 
+    def _fetch_in(
+        self,
+        select: str,
+        column: str,
+        values: Sequence[Any],
+        where: Conditions = ([], []),
+        *,
+        lead: Sequence[Any] = (),
+        tail: str = "",
+    ) -> list[Any]:
+        """``select`` over the rows whose ``column`` is one of ``values``, and meeting
+        ``where``: one statement per :meth:`Dialect.chunks` of the values. ``lead`` are
+        parameters ``select`` itself binds; ``tail`` follows the WHERE clause."""
+        d = self.dialect
+        conditions, params = where
+        out: list[Any] = []
+        with self._conn() as conn:
+            for chunk in d.chunks(list(values)):
+                in_sql, in_params = d.in_list(column, chunk)
+                out.extend(
+                    conn.execute(
+                        f"{select} {conjunction([in_sql, *conditions])}{tail}",
+                        [*lead, *in_params, *params],
+                    ).fetchall()
+                )
+        return out
+
     def decode_row(self, r: Sequence[Any]) -> MemoryRow:
         """A :func:`row_columns` result as a :class:`MemoryRow`."""
         d = self.dialect
@@ -225,18 +252,10 @@ class SQLStore:
 
     def get_many(self, memory_ids: Sequence[str]) -> list[MemoryRow]:
         """Rows in the order of ``memory_ids`` (missing and unreadable ids are skipped)."""
-        d = self.dialect
-        owners, owner_params = self._readable_sql("m")
-        by_id: dict[str, MemoryRow] = {}
-        with self._conn() as conn:
-            for chunk in d.chunks(list(memory_ids)):
-                ids_sql, ids_params = d.in_list("m.id", chunk)
-                for r in conn.execute(
-                    f"SELECT {row_columns()} FROM memories m {conjunction([ids_sql, *owners])}",
-                    [*ids_params, *owner_params],
-                ).fetchall():
-                    row = self.decode_row(r)
-                    by_id[row.id] = row
+        rows = self._fetch_in(
+            f"SELECT {row_columns()} FROM memories m", "m.id", memory_ids, self._readable_sql("m")
+        )
+        by_id = {r.id: r for r in map(self.decode_row, rows)}
         return [by_id[i] for i in memory_ids if i in by_id]
 
     def resolve_prefix(self, prefix: str) -> list[str]:
@@ -426,35 +445,30 @@ class SQLStore:
         owners, params = self._readable_sql("x")
         extra = "".join(f" AND {c}" for c in owners)
         source = f"memories x{d.indexed('memories_session')}"
-        out: dict[str, list[str]] = {}
-        with self._conn() as conn:
-            for chunk in d.chunks(list(memory_ids)):
-                ids_sql, ids_params = d.in_list("m.id", chunk)
-                rows = conn.execute(
-                    f"""
-                    SELECT m.id,
-                        (SELECT x.id FROM {source} WHERE x.session_id = m.session_id
-                           AND x.rowid < m.rowid AND x.status = 'active'{extra}
-                         ORDER BY x.rowid DESC LIMIT 1),
-                        (SELECT x.id FROM {source} WHERE x.session_id = m.session_id
-                           AND x.rowid > m.rowid AND x.status = 'active'{extra}
-                         ORDER BY x.rowid LIMIT 1)
-                    FROM memories m WHERE {ids_sql} AND m.session_id IS NOT NULL
-                    """,
-                    [*params, *params, *ids_params],
-                ).fetchall()
-                for mid, prev, nxt in rows:
-                    out[mid] = [x for x in (prev, nxt) if x is not None]
-        return out
+        rows = self._fetch_in(
+            f"""
+            SELECT m.id,
+                (SELECT x.id FROM {source} WHERE x.session_id = m.session_id
+                   AND x.rowid < m.rowid AND x.status = 'active'{extra}
+                 ORDER BY x.rowid DESC LIMIT 1),
+                (SELECT x.id FROM {source} WHERE x.session_id = m.session_id
+                   AND x.rowid > m.rowid AND x.status = 'active'{extra}
+                 ORDER BY x.rowid LIMIT 1)
+            FROM memories m""",
+            "m.id",
+            memory_ids,
+            (["m.session_id IS NOT NULL"], []),
+            lead=[*params, *params],
+        )
+        return {mid: [x for x in (prev, nxt) if x is not None] for mid, prev, nxt in rows}
 
     # ------------------------------------------------------------ conflicts
 
     def add_conflict(self, row: ConflictRow) -> None:
         conn = self._require_tx()
         owner_cols, owner_vals = self._owner_insert()
-        cols = [*owner_cols, *CONFLICT_FIELDS]
         conn.execute(
-            f"INSERT INTO conflicts ({', '.join(cols)}) VALUES ({self.dialect.marks(len(cols))})",
+            self.dialect.insert("conflicts", [*owner_cols, *CONFLICT_FIELDS]),
             (
                 *owner_vals,
                 row.id,
@@ -549,36 +563,25 @@ class SQLStore:
         )
 
     def provenance(self, memory_ids: Sequence[str]) -> list[ProvenanceRow]:
-        d = self.dialect
-        owners, params = self._readable_sql("p")
-        out: list[ProvenanceRow] = []
-        with self._conn() as conn:
-            for chunk in d.chunks(list(memory_ids)):
-                ids_sql, ids_params = d.in_list("p.memory_id", chunk)
-                rows = conn.execute(
-                    f"SELECT {columns(PROVENANCE_FIELDS, 'p')} FROM provenance p "
-                    f"{conjunction([ids_sql, *owners])} ORDER BY p.id",
-                    [*ids_params, *params],
-                ).fetchall()
-                out.extend(ProvenanceRow(*r) for r in rows)
-        return out
+        rows = self._fetch_in(
+            f"SELECT {columns(PROVENANCE_FIELDS, 'p')} FROM provenance p",
+            "p.memory_id",
+            memory_ids,
+            self._readable_sql("p"),
+            tail=" ORDER BY p.id",
+        )
+        return [ProvenanceRow(*r) for r in rows]
 
     # ------------------------------------------------------------ session import
 
     def ledger_get_many(self, paths: Sequence[str]) -> dict[str, LedgerRow]:
-        d = self.dialect
-        mine, params = self._mine_sql("l")
-        out: dict[str, LedgerRow] = {}
-        with self._conn() as conn:
-            for chunk in d.chunks(list(paths)):
-                paths_sql, paths_params = d.in_list("l.path", chunk)
-                for r in conn.execute(
-                    f"SELECT {columns(LEDGER_FIELDS, 'l')} FROM ledger l "
-                    f"{conjunction([*mine, paths_sql])}",
-                    [*params, *paths_params],
-                ).fetchall():
-                    out[r[0]] = LedgerRow(*r)
-        return out
+        rows = self._fetch_in(
+            f"SELECT {columns(LEDGER_FIELDS, 'l')} FROM ledger l",
+            "l.path",
+            paths,
+            self._mine_sql("l"),
+        )
+        return {r[0]: LedgerRow(*r) for r in rows}
 
     def ledger_put(self, row: LedgerRow) -> None:
         conn = self._require_tx()
@@ -628,19 +631,14 @@ class SQLStore:
         return [LedgerRow(*r) for r in rows]
 
     def records_seen(self, uuids: Sequence[str], exclude_path: str) -> set[str]:
-        d = self.dialect
         mine, params = self._mine_sql("t")
-        seen: set[str] = set()
-        with self._conn() as conn:
-            for chunk in d.chunks(list(uuids)):
-                uuids_sql, uuids_params = d.in_list("t.uuid", chunk)
-                for (u,) in conn.execute(
-                    f"SELECT t.uuid FROM transcript_records t "
-                    f"{conjunction([*mine, uuids_sql, f't.path <> {d.ph}'])}",
-                    [*params, *uuids_params, exclude_path],
-                ).fetchall():
-                    seen.add(u)
-        return seen
+        rows = self._fetch_in(
+            "SELECT t.uuid FROM transcript_records t",
+            "t.uuid",
+            uuids,
+            ([*mine, f"t.path <> {self.dialect.ph}"], [*params, exclude_path]),
+        )
+        return {r[0] for r in rows}
 
     # ------------------------------------------------------------ export (backups, migrate)
 

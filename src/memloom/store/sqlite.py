@@ -35,11 +35,6 @@ log = logging.getLogger(__name__)
 _CHUNK = 500  # SQLite's default limit on bound parameters is 32766; stay well under it.
 
 
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
 def _statements(script: str) -> Iterator[str]:
     """A migration script's statements, one at a time (triggers kept whole)."""
     buffer = ""
@@ -394,7 +389,7 @@ class SQLiteStore(SQLStore):
 
     def touch(self, memory_ids: Sequence[str], at: float) -> None:
         # Not stamped with a sequence number: recency is not an index column.
-        for chunk in _chunks(list(memory_ids)):
+        for chunk in DIALECT.chunks(list(memory_ids)):
             marks = ",".join("?" * len(chunk))
             self.db.execute(
                 f"UPDATE memories SET last_referenced = ?, access_count = access_count + 1 "
@@ -413,7 +408,7 @@ class SQLiteStore(SQLStore):
     def expire_ids(self, memory_ids: Sequence[str], at: float) -> int:
         self._require_tx()
         total = 0
-        for chunk in _chunks(list(memory_ids)):
+        for chunk in DIALECT.chunks(list(memory_ids)):
             marks = ",".join("?" * len(chunk))
             total += self._status_change(
                 f"UPDATE memories SET status = 'expired', expired_at = ?, seq = :seq "
@@ -440,7 +435,7 @@ class SQLiteStore(SQLStore):
         self._require_tx()
         seq = self._seq()
         total = 0
-        for chunk in _chunks(list(memory_ids)):
+        for chunk in DIALECT.chunks(list(memory_ids)):
             marks = ",".join("?" * len(chunk))
             rowids = [
                 r[0]
@@ -557,7 +552,7 @@ class SQLiteStore(SQLStore):
     def embeddings_for(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
         self._fresh()
         out: dict[str, np.ndarray] = {}
-        for chunk in _chunks(list(memory_ids)):
+        for chunk in DIALECT.chunks(list(memory_ids)):
             marks = ",".join("?" * len(chunk))
             for rowid, mid, blob in self.db.execute(
                 f"SELECT rowid, id, embedding FROM memories WHERE id IN ({marks})", list(chunk)
