@@ -280,8 +280,9 @@ def _restore_tail(
     def of(kind: str, cls: type) -> Iterator[Any]:
         return (_build(cls, doc, kind) for k, doc in docs if k == kind)
 
-    counts = load_tail(
+    load_tail(
         store,
+        report,
         provenance=of("provenance", ProvenanceRow),
         conflicts=of("conflict", ConflictRow),
         ledger=of("ledger", LedgerRow),
@@ -291,10 +292,6 @@ def _restore_tail(
             if k == "records"
         ),
     )
-    report.provenance += counts.provenance
-    report.conflicts += counts.conflicts
-    report.ledger += counts.ledger
-    report.records += counts.records
 
 
 def online_copy(store: Any, dest: Path) -> int:

@@ -9,48 +9,46 @@ run again; the rest is idempotent by itself (insert-ignore and upserts).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from memloom.store.base import ConflictRow, LedgerRow, ProvenanceRow
 
 
-@dataclass
-class TailCounts:
-    """What a load wrote."""
+class Counts(Protocol):
+    """The report a load adds to (a backup's, a migration's)."""
 
-    provenance: int = 0
-    conflicts: int = 0
-    ledger: int = 0
-    records: int = 0
+    provenance: int
+    conflicts: int
+    ledger: int
+    records: int
 
 
 def load_tail(
     store: Any,
+    report: Counts,
     *,
     provenance: Iterable[ProvenanceRow] = (),
     conflicts: Iterable[ConflictRow] = (),
     ledger: Iterable[LedgerRow] = (),
     records: Iterable[tuple[str, Sequence[str]]] = (),
     known_in: Any = None,
-) -> TailCounts:
-    """Write the rows in one transaction of ``store``. ``records`` are (path, uuids);
-    a conflict is skipped when ``known_in`` (default: ``store``) already has its id."""
-    counts = TailCounts()
+) -> None:
+    """Write the rows in one transaction of ``store``, counting them in ``report``.
+    ``records`` are (path, uuids); a conflict is skipped when ``known_in`` (default:
+    ``store``) already has its id."""
     with store.transaction():
         known = {c.id for c in (store if known_in is None else known_in).all_conflicts()}
         for p in provenance:
             store.add_provenance(p)
-            counts.provenance += 1
+            report.provenance += 1
         for c in conflicts:
             if c.id not in known:
                 store.add_conflict(c)
                 known.add(c.id)
-                counts.conflicts += 1
+                report.conflicts += 1
         for row in ledger:
             store.ledger_put(row)
-            counts.ledger += 1
+            report.ledger += 1
         for path, uuids in records:
             store.records_add(list(uuids), path)
-            counts.records += len(uuids)
-    return counts
+            report.records += len(uuids)

@@ -57,16 +57,15 @@ def migrate(
     by_path: dict[str, list[str]] = {}
     for uuid, path in source.all_records():
         by_path.setdefault(path, []).append(uuid)
-    tail = load_tail(
+    load_tail(
         target,
+        report,
         conflicts=source.all_conflicts(),
         provenance=source.all_provenance(),
         ledger=source.all_ledger(),
         records=by_path.items(),
         known_in=everyone,
     )
-    report.conflicts, report.provenance = tail.conflicts, tail.provenance
-    report.ledger, report.records = tail.ledger, tail.records
     report.target_total = everyone.count()
     return report
 

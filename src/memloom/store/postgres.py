@@ -152,7 +152,7 @@ class PostgresStore(SQLStore):
             return
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-                self._migrate(conn)
+                self.migrate_schema(conn)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the PostgreSQL store: {exc}".strip()) from exc
         pool = ConnectionPool(
@@ -185,7 +185,9 @@ class PostgresStore(SQLStore):
             log.info("pgvector < 0.8: filtered vector searches may return fewer rows")
 
     @staticmethod
-    def _migrate(conn: psycopg.Connection[Any]) -> None:
+    def migrate_schema(conn: psycopg.Connection[Any]) -> None:
+        """Bring the database's schema up to date (under an advisory lock: several
+        servers and capture queues may open it at once)."""
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATE_LOCK,))
         try:
             conn.execute("CREATE TABLE IF NOT EXISTS memloom_schema (version INTEGER NOT NULL)")
@@ -203,6 +205,9 @@ class PostgresStore(SQLStore):
                     conn.execute("INSERT INTO memloom_schema (version) VALUES (%s)", (number,))
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
+
+    #: The old name (capture/pg_queue.py calls it).
+    _migrate = migrate_schema
 
     @property
     def schema_version(self) -> int:
