@@ -28,6 +28,7 @@ from memloom.store.base import (
     ProvenanceRow,
     StoreError,
 )
+from memloom.store.copy import load_tail
 
 FORMAT = "memloom-backup"
 VERSION = 1
@@ -274,23 +275,23 @@ def restore(
 def _restore_tail(
     store: Any, tail: Iterable[tuple[str, dict[str, Any]]], report: BackupReport
 ) -> None:
-    with store.transaction():
-        for kind, doc in tail:
-            if kind == "provenance":
-                store.add_provenance(_build(ProvenanceRow, doc, "provenance"))
-                report.provenance += 1
-            elif kind == "conflict":
-                row = _build(ConflictRow, doc, "conflict")
-                if store.get_conflict(row.id) is None:
-                    store.add_conflict(row)
-                    report.conflicts += 1
-            elif kind == "ledger":
-                store.ledger_put(_build(LedgerRow, doc, "ledger"))
-                report.ledger += 1
-            elif kind == "records":
-                uuids = [str(u) for u in doc.get("uuids") or []]
-                store.records_add(uuids, str(doc.get("path")))
-                report.records += len(uuids)
+    docs = list(tail)
+
+    def of(kind: str, cls: type) -> Iterator[Any]:
+        return (_build(cls, doc, kind) for k, doc in docs if k == kind)
+
+    load_tail(
+        store,
+        report,
+        provenance=of("provenance", ProvenanceRow),
+        conflicts=of("conflict", ConflictRow),
+        ledger=of("ledger", LedgerRow),
+        records=(
+            (str(doc.get("path")), [str(u) for u in doc.get("uuids") or []])
+            for k, doc in docs
+            if k == "records"
+        ),
+    )
 
 
 def online_copy(store: Any, dest: Path) -> int:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN
+from memloom.store.dialect import SQLITE
+from memloom.store.filters import SearchFilter, where
 
 MAX_BLOCK_CHARS = 2000
 _TAG_RE = re.compile(r"</?memloom-context", re.I)
@@ -66,6 +68,17 @@ def _database(home: Path) -> Path | None:
     return home / "memloom.db"
 
 
+def _prompt_filter(project: str | None) -> SearchFilter:
+    """What a prompt may be shown: active, below secret, not past its TTL, and of the
+    project at hand or global (both backends use this one filter)."""
+    return SearchFilter(
+        project=project,
+        project_mode="scoped" if project else "any",
+        max_sensitivity=2,
+        alive_at=time.time(),
+    )
+
+
 def keyword_recall(
     home: Path, prompt: str, project: str | None, *, limit: int = 5
 ) -> list[dict[str, Any]]:
@@ -94,18 +107,13 @@ def keyword_recall(
         if not chosen:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
-        params: list[Any] = [match, time.time()]
-        where = ""
-        if project:
-            where = "AND (m.project IS ? OR m.project IS NULL)"
-            params.append(project)
+        conditions, params = where(_prompt_filter(project), SQLITE, "m")
         rows = db.execute(
             "SELECT m.id, m.text, m.type, m.project, m.sensitivity FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.status = 'active' AND m.sensitivity <= 2 "
-            f"AND (m.expires_at IS NULL OR m.expires_at > ?) {where} "
+            f"WHERE memories_fts MATCH ? AND {' AND '.join(conditions)} "
             "ORDER BY bm25(memories_fts) LIMIT ?",
-            [*params, limit],
+            [match, *params, limit],
         ).fetchall()
     finally:
         db.close()
@@ -121,7 +129,6 @@ def _shared_keyword_recall(
     from memloom.config import load_settings
     from memloom.ranking import query_terms, selective_terms, stem
     from memloom.store import open_store
-    from memloom.store.base import SearchFilter
 
     terms = query_terms(prompt)[:32]
     if not terms:
@@ -132,13 +139,7 @@ def _shared_keyword_recall(
         chosen = [t for t in selective_terms(terms, df, max(total, 1000)) if df.get(stem(t))]
         if not chosen:
             return []
-        flt = SearchFilter(
-            project=project,
-            project_mode="scoped" if project else "any",
-            max_sensitivity=2,
-            alive_at=time.time(),
-        )
-        hits = store.keyword_search(chosen, limit, flt)
+        hits = store.keyword_search(chosen, limit, _prompt_filter(project))
         rows = store.get_many([h[0] for h in hits])
     finally:
         store.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,9 +22,7 @@ from memloom.errors import (  # noqa: F401  (re-exported)
     StoreError,
     UnavailableError,
 )
-
-ProjectMode = Literal["any", "exact", "scoped"]
-
+from memloom.store.filters import ProjectMode, SearchFilter  # noqa: F401  (re-exported)
 
 #: The owner of every row written without a principal (one person, one machine).
 LOCAL_OWNER = "local"
@@ -112,43 +110,6 @@ UPDATABLE = frozenset(
 
 
 @dataclass
-class SearchFilter:
-    """Which rows a search may return."""
-
-    statuses: frozenset[str] = frozenset({"active"})
-    project: str | None = None
-    #: any: ignore project; exact: project == value (NULL matches NULL);
-    #: scoped: project == value or global (NULL).
-    project_mode: ProjectMode = "any"
-    types: frozenset[str] | None = None
-    tags: frozenset[str] | None = None  # any of these tags
-    max_sensitivity: int | None = None
-    #: Exclude rows whose TTL has passed at this time (None: keep them).
-    alive_at: float | None = None
-    #: Only rows the caller may change (the write path's dedup and conflict search);
-    #: a store without owners ignores it.
-    own_only: bool = False
-
-    def matches(self, row: MemoryRow, now: float) -> bool:
-        """This filter applied in Python to one row (the SQL and the vector mask agree)."""
-        if row.status not in self.statuses:
-            return False
-        if self.project_mode == "exact" and row.project != self.project:
-            return False
-        if self.project_mode == "scoped" and row.project not in (self.project, None):
-            return False
-        if self.types is not None and row.type not in self.types:
-            return False
-        if self.tags is not None and not self.tags.intersection(row.tags):
-            return False
-        if self.max_sensitivity is not None and row.sensitivity > self.max_sensitivity:
-            return False
-        return not (
-            self.alive_at is not None and row.expires_at is not None and row.expires_at <= now
-        )
-
-
-@dataclass
 class ConflictRow:
     id: str
     new_id: str
@@ -200,10 +161,13 @@ class ListPage:
 
 
 class Store(Protocol):
-    """The operations the engine uses. Writes happen inside :meth:`transaction`."""
+    """Everything the rest of memloom calls on a store. Writes happen inside
+    :meth:`transaction`."""
 
     def transaction(self) -> AbstractContextManager[None]: ...
     def close(self) -> None: ...
+    @property
+    def schema_version(self) -> int: ...
 
     # meta
     def get_meta(self, key: str) -> str | None: ...
@@ -220,6 +184,7 @@ class Store(Protocol):
     def touch(self, memory_ids: Sequence[str], at: float) -> None: ...
     def expire_ids(self, memory_ids: Sequence[str], at: float) -> int: ...
     def expire_due(self, now: float) -> int: ...
+    def has_due(self, now: float) -> bool: ...
     def delete(self, memory_ids: Sequence[str]) -> int: ...
     def purge(self) -> None: ...
     def select_ids(
@@ -252,6 +217,11 @@ class Store(Protocol):
     @property
     def dimension(self) -> int | None: ...
 
+    # index maintenance
+    def replace_embeddings(self, vectors: dict[str, np.ndarray | None], dim: int) -> None: ...
+    def reload_index(self) -> None: ...
+    def save_index(self) -> None: ...
+
     # conflicts and provenance
     def add_conflict(self, row: ConflictRow) -> None: ...
     def update_conflict(self, conflict_id: str, **fields: Any) -> None: ...
@@ -271,3 +241,31 @@ class Store(Protocol):
     def ledger_recent(self, limit: int = 10) -> list[LedgerRow]: ...
     def session_neighbours(self, memory_ids: Sequence[str]) -> dict[str, list[str]]: ...
     def saved_per_day(self, since: float) -> list[tuple[str, str, int]]: ...
+
+    # export (backups, memloom migrate)
+    def iter_rows(self, batch: int = 1000) -> Iterator[list[MemoryRow]]: ...
+    def all_conflicts(self) -> list[ConflictRow]: ...
+    def all_provenance(self) -> list[ProvenanceRow]: ...
+    def all_ledger(self) -> list[LedgerRow]: ...
+    def all_records(self) -> list[tuple[str, str]]: ...
+
+
+@runtime_checkable
+class TeamStore(Protocol):
+    """What only a store with owners (PostgreSQL) has, beside :class:`Store`: views
+    acting for a principal, and the API tokens that name them. Test with
+    ``isinstance(store, TeamStore)`` (methods and plain attributes only, so the
+    check runs no query)."""
+
+    principal: Principal | None
+    owner: str
+
+    def scoped(self, principal: Principal | None) -> TeamStore: ...
+    def insert_many(self, rows: Sequence[MemoryRow]) -> None: ...
+    def token_create(
+        self, owner: str, shared: Sequence[str] = (), name: str | None = None
+    ) -> tuple[TokenRow, str]: ...
+    def token_list(self) -> list[TokenRow]: ...
+    def token_revoke(self, token_id: str) -> TokenRow: ...
+    def token_principal(self, secret: str) -> Principal | None: ...
+    def has_tokens(self) -> bool: ...

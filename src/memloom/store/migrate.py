@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memloom.store.base import StoreError
+from memloom.store.copy import load_tail
 from memloom.store.postgres import PostgresStore
 from memloom.store.sqlite import SQLiteStore
 
@@ -53,24 +54,18 @@ def migrate(
         done += len(batch)
         if progress is not None:
             progress(done, total)
-    with target.transaction():
-        existing = {c.id for c in everyone.list_conflicts(None, 10**9, 0)[0]}
-        for c in source.all_conflicts():
-            if c.id not in existing:
-                target.add_conflict(c)
-                report.conflicts += 1
-        for p in source.all_provenance():
-            target.add_provenance(p)
-            report.provenance += 1
-        for row in source.all_ledger():
-            target.ledger_put(row)
-            report.ledger += 1
-        by_path: dict[str, list[str]] = {}
-        for uuid, path in source.all_records():
-            by_path.setdefault(path, []).append(uuid)
-        for path, uuids in by_path.items():
-            target.records_add(uuids, path)
-            report.records += len(uuids)
+    by_path: dict[str, list[str]] = {}
+    for uuid, path in source.all_records():
+        by_path.setdefault(path, []).append(uuid)
+    load_tail(
+        target,
+        report,
+        conflicts=source.all_conflicts(),
+        provenance=source.all_provenance(),
+        ledger=source.all_ledger(),
+        records=by_path.items(),
+        known_in=everyone,
+    )
     report.target_total = everyone.count()
     return report
 

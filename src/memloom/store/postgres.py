@@ -13,7 +13,6 @@ scopes, and writes, changes and deletes only its owner's rows.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -29,22 +28,20 @@ import numpy as np
 from memloom.store.base import (
     LOCAL_OWNER,
     UPDATABLE,
-    ConflictRow,
     DimensionError,
-    LedgerRow,
-    ListPage,
     MemoryRow,
     NotFoundError,
     Principal,
-    ProvenanceRow,
     ReadOnlyError,
     SearchFilter,
     StoreError,
     TokenRow,
     UnavailableError,
 )
+from memloom.store.dialect import PostgresDialect
 from memloom.store.fts_terms import DocTerms, analyse, analyse_many, query_stems
 from memloom.store.postgres_migrations import MIGRATIONS
+from memloom.store.sql import SQLStore
 from memloom.store.tokens import hash_token, new_token
 
 try:
@@ -86,50 +83,6 @@ TOKEN_USE_RESOLUTION = 60.0
 BM25_K1 = 1.2
 BM25_B = 0.75
 
-_ROW_COLUMNS = (
-    "m.rowid, m.id, m.root_id, m.version, m.status, m.type, m.text, m.original_text, "
-    "m.content_hash, NULL::vector AS embedding, m.source, m.tags, m.metadata, m.project, "
-    "m.sensitivity, m.session_id, m.created_at, m.asserted_at, m.last_referenced, "
-    "m.access_count, m.expires_at, m.expired_at, m.superseded_by, m.decay_level, m.pinned"
-)
-_CONFLICT_COLUMNS = (
-    "id, new_id, existing_id, distance, reason, status, resolution, detail, created_at, resolved_at"
-)
-_LEDGER_COLUMNS = (
-    'path, session_id, project, size, mtime, "offset", lines, hash, status, memories, '
-    "last_error, updated_at"
-)
-
-
-def _row(r: Sequence[Any]) -> MemoryRow:
-    emb = r[9]
-    return MemoryRow(
-        id=r[1],
-        root_id=r[2],
-        version=r[3],
-        status=r[4],
-        type=r[5],
-        text=r[6],
-        original_text=r[7],
-        content_hash=r[8],
-        embedding=None if emb is None else _array(emb),
-        source=r[10],
-        tags=list(r[11]),
-        metadata=dict(r[12]),
-        project=r[13],
-        sensitivity=r[14],
-        session_id=r[15],
-        created_at=r[16],
-        asserted_at=r[17],
-        last_referenced=r[18],
-        access_count=r[19],
-        expires_at=r[20],
-        expired_at=r[21],
-        superseded_by=r[22],
-        decay_level=r[23],
-        pinned=bool(r[24]),
-    )
-
 
 def _array(value: Any) -> np.ndarray:
     """A vector read from the database (pgvector's ``Vector`` or a sequence)."""
@@ -140,6 +93,10 @@ def _array(value: Any) -> np.ndarray:
 
 def _vec(vec: np.ndarray | None) -> np.ndarray | None:
     return None if vec is None else np.asarray(vec, dtype=np.float32)
+
+
+#: PostgreSQL's SQL: jsonb and text[] columns, pgvector vectors.
+DIALECT = PostgresDialect(encode_json=Jsonb, encode_vector=_vec, decode_vector=_array)
 
 
 def _tsquery(stems: Sequence[str]) -> str:
@@ -170,8 +127,11 @@ class _Core:
     ef_applied: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
-class PostgresStore:
-    """:class:`memloom.store.base.Store` on a PostgreSQL database with pgvector."""
+class PostgresStore(SQLStore):
+    """:class:`memloom.store.base.Store` and :class:`memloom.store.base.TeamStore` on a
+    PostgreSQL database with pgvector."""
+
+    dialect = DIALECT
 
     def __init__(
         self,
@@ -192,7 +152,7 @@ class PostgresStore:
             return
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-                self._migrate(conn)
+                self.migrate_schema(conn)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the PostgreSQL store: {exc}".strip()) from exc
         pool = ConnectionPool(
@@ -225,7 +185,9 @@ class PostgresStore:
             log.info("pgvector < 0.8: filtered vector searches may return fewer rows")
 
     @staticmethod
-    def _migrate(conn: psycopg.Connection[Any]) -> None:
+    def migrate_schema(conn: psycopg.Connection[Any]) -> None:
+        """Bring the database's schema up to date (under an advisory lock: several
+        servers and capture queues may open it at once)."""
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATE_LOCK,))
         try:
             conn.execute("CREATE TABLE IF NOT EXISTS memloom_schema (version INTEGER NOT NULL)")
@@ -243,6 +205,9 @@ class PostgresStore:
                     conn.execute("INSERT INTO memloom_schema (version) VALUES (%s)", (number,))
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
+
+    #: The old name (capture/pg_queue.py calls it).
+    _migrate = migrate_schema
 
     @property
     def schema_version(self) -> int:
@@ -313,15 +278,29 @@ class PostgresStore:
 
     # ------------------------------------------------------------ owners
 
-    def _readable(self, alias: str = "m") -> tuple[str, list[Any]]:
+    def _readable_sql(self, alias: str) -> tuple[list[str], list[Any]]:
         if self.principal is None:
-            return "TRUE", []
-        return f"{alias}.owner = ANY(%s)", [sorted(self.principal.readable)]
+            return [], []
+        return [f"{alias}.owner = ANY(%s)"], [sorted(self.principal.readable)]
+
+    def _owned_sql(self, alias: str) -> tuple[list[str], list[Any]]:
+        if self.principal is None:
+            return [], []
+        return [f"{alias}.owner = %s"], [self.owner]
+
+    def _mine_sql(self, alias: str) -> tuple[list[str], list[Any]]:
+        return [f"{alias}.owner = %s"], [self.owner]
+
+    def _owner_insert(self) -> tuple[list[str], list[Any]]:
+        return ["owner"], [self.owner]
+
+    def _readable(self, alias: str = "m") -> tuple[str, list[Any]]:
+        conditions, params = self._readable_sql(alias)
+        return " AND ".join(conditions) or "TRUE", params
 
     def _owned(self, alias: str = "m") -> tuple[str, list[Any]]:
-        if self.principal is None:
-            return "TRUE", []
-        return f"{alias}.owner = %s", [self.owner]
+        conditions, params = self._owned_sql(alias)
+        return " AND ".join(conditions) or "TRUE", params
 
     def _check_writable(self, conn: psycopg.Connection[Any], memory_ids: Sequence[str]) -> None:
         """Refuse (403) to change a row the principal may only read."""
@@ -338,19 +317,6 @@ class PostgresStore:
             )
 
     # ------------------------------------------------------------ meta
-
-    def get_meta(self, key: str) -> str | None:
-        with self._conn() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-        return None if row is None else row[0]
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._conn() as conn:
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
 
     def _read_dimension(self) -> int | None:
         value = self.get_meta("dimension")
@@ -542,54 +508,6 @@ class PostgresStore:
             self._count_terms([(dict(old[0]), int(old[1]))], -1)
             self._count_terms([(doc.counts, doc.length)], 1)
 
-    def get(self, memory_id: str) -> MemoryRow | None:
-        rows = self.get_many([memory_id])
-        return rows[0] if rows else None
-
-    def get_many(self, memory_ids: Sequence[str]) -> list[MemoryRow]:
-        """Rows in the order of ``memory_ids`` (missing and unreadable ids are skipped)."""
-        if not memory_ids:
-            return []
-        where, params = self._readable()
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.id = ANY(%s) AND {where}",
-                [list(memory_ids), *params],
-            ).fetchall()
-        by_id = {r[1]: _row(r) for r in rows}
-        return [by_id[i] for i in memory_ids if i in by_id]
-
-    def resolve_prefix(self, prefix: str) -> list[str]:
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        where, params = self._readable()
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT m.id FROM memories m WHERE m.id LIKE %s AND {where} LIMIT 5",
-                [escaped + "%", *params],
-            ).fetchall()
-        return [r[0] for r in rows]
-
-    def versions(self, root_id: str) -> list[MemoryRow]:
-        where, params = self._readable()
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.root_id = %s AND {where} "
-                "ORDER BY m.version DESC",
-                [root_id, *params],
-            ).fetchall()
-        return [_row(r) for r in rows]
-
-    def find_by_hash(self, content_hash: str, project: str | None) -> MemoryRow | None:
-        project_sql = "m.project = %s" if project is not None else "m.project IS NULL"
-        with self._conn() as conn:
-            r = conn.execute(
-                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.content_hash = %s "
-                f"AND m.owner = %s AND m.status = 'active' AND {project_sql} "
-                "ORDER BY m.created_at LIMIT 1",
-                [content_hash, self.owner, *([project] if project is not None else [])],
-            ).fetchone()
-        return None if r is None else _row(r)
-
     def touch(self, memory_ids: Sequence[str], at: float) -> None:
         """Recency bookkeeping after a recall: a HOT update (no index covers these
         columns) that does not wait for its WAL flush — losing the last few touches
@@ -627,15 +545,6 @@ class PostgresStore:
         )
         return cur.rowcount
 
-    def has_due(self, now: float) -> bool:
-        with self._conn() as conn:
-            row = conn.execute(
-                "SELECT 1 FROM memories WHERE status = 'active' AND expires_at IS NOT NULL "
-                "AND expires_at <= %s LIMIT 1",
-                (now,),
-            ).fetchone()
-        return row is not None
-
     def delete(self, memory_ids: Sequence[str]) -> int:
         conn = self._require_tx()
         if not memory_ids:
@@ -666,126 +575,10 @@ class PostgresStore:
             for table in ("memories", "provenance", "conflicts"):
                 conn.execute(f"VACUUM {table}")
 
-    def select_ids(
-        self, ids: Sequence[str], tags: Sequence[str], before: float | None
-    ) -> list[str]:
-        """Ids matching every given criterion (forget's selection), the caller's own only."""
-        where: list[str] = []
-        params: list[Any] = []
-        if ids:
-            where.append("m.id = ANY(%s)")
-            params.append(list(ids))
-        if tags:
-            where.append("m.tags && %s::text[]")
-            params.append(list(tags))
-        if before is not None:
-            where.append("m.created_at < %s")
-            params.append(before)
-        if not where:
-            return []
-        owned, owned_params = self._owned()
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT m.id FROM memories m WHERE {' AND '.join(where)} AND {owned}",
-                [*params, *owned_params],
-            ).fetchall()
-        return [r[0] for r in rows]
-
-    def _filter_sql(self, flt: SearchFilter, alias: str = "m") -> tuple[str, list[Any]]:
-        where = [f"{alias}.status = ANY(%s)"]
-        params: list[Any] = [sorted(flt.statuses)]
-        if flt.project_mode in ("exact", "scoped"):
-            if flt.project is None:
-                where.append(f"{alias}.project IS NULL")
-            elif flt.project_mode == "exact":
-                where.append(f"{alias}.project = %s")
-                params.append(flt.project)
-            else:
-                where.append(f"({alias}.project = %s OR {alias}.project IS NULL)")
-                params.append(flt.project)
-        if flt.types is not None:
-            where.append(f"{alias}.type = ANY(%s)")
-            params.append(sorted(flt.types))
-        if flt.tags is not None:
-            where.append(f"{alias}.tags && %s::text[]")
-            params.append(sorted(flt.tags))
-        if flt.max_sensitivity is not None:
-            where.append(f"{alias}.sensitivity <= %s")
-            params.append(flt.max_sensitivity)
-        if flt.alive_at is not None:
-            where.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > %s)")
-            params.append(flt.alive_at)
-        if flt.own_only:
-            where.append(f"{alias}.owner = %s")
-            params.append(self.owner)
-        else:
-            owners, owner_params = self._readable(alias)
-            where.append(owners)
-            params.extend(owner_params)
-        return " AND ".join(where), params
-
-    def list(
-        self,
-        flt: SearchFilter,
-        *,
-        source: str | None,
-        min_sensitivity: int | None,
-        order: str,
-        limit: int,
-        cursor: str | None,
-    ) -> ListPage:
-        """Keyset pagination: a page costs the same at row 100 and at row 100,000."""
-        where, params = self._filter_sql(flt)
-        if source is not None:
-            where += " AND m.source = %s"
-            params.append(source)
-        if min_sensitivity is not None:
-            where += " AND m.sensitivity >= %s"
-            params.append(min_sensitivity)
-        key = {"recent": "last_referenced", "accessed": "access_count", "created": "created_at"}[
-            order
-        ]
-        page_where, page_params = where, list(params)
-        if cursor:
-            try:
-                last_key, last_rowid = json.loads(cursor)
-                last_key, last_rowid = float(last_key), int(last_rowid)
-            except (ValueError, TypeError) as exc:
-                raise StoreError("invalid cursor") from exc
-            page_where += f" AND (m.{key} < %s OR (m.{key} = %s AND m.rowid < %s))"
-            page_params += [last_key, last_key, last_rowid]
-        with self._conn() as conn:
-            total = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params)
-            total_count = int(total.fetchone()[0])
-            rows = conn.execute(
-                f"SELECT {_ROW_COLUMNS}, m.{key} FROM memories m WHERE {page_where} "
-                f"ORDER BY m.{key} DESC, m.rowid DESC LIMIT %s",
-                [*page_params, limit + 1],
-            ).fetchall()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        next_cursor = json.dumps([rows[-1][-1], rows[-1][0]]) if more and rows else None
-        return ListPage([_row(r) for r in rows], total_count, next_cursor)
-
     def iter_all(self, batch: int = 1000, with_embeddings: bool = False) -> Iterator[MemoryRow]:
         """Every readable row in insertion order, fetched in batches (keyset, no cursor)."""
-        where, params = self._readable()
-        columns = _ROW_COLUMNS.replace("NULL::vector AS embedding", "m.embedding")
-        if not with_embeddings:
-            columns = _ROW_COLUMNS
-        last = 0
-        while True:
-            with self._conn() as conn:
-                rows = conn.execute(
-                    f"SELECT {columns} FROM memories m WHERE m.rowid > %s AND {where} "
-                    "ORDER BY m.rowid LIMIT %s",
-                    [last, *params, batch],
-                ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            for r in rows:
-                yield _row(r)
+        for rows in self._row_batches(batch, embedding=with_embeddings):
+            yield from rows
 
     def count(self, status: str | None = None) -> int:
         with self._conn() as conn:
@@ -807,51 +600,6 @@ class PostgresStore:
                 [*params, status],
             )
             return int(row.fetchone()[0])
-
-    def stats(self) -> dict[str, Any]:
-        where, params = self._readable()
-        with self._conn() as conn:
-
-            def grouped(column: str, extra: str = "") -> dict[str, int]:
-                rows = conn.execute(
-                    f"SELECT m.{column}, COUNT(*) FROM memories m WHERE {where} {extra} "
-                    f"GROUP BY m.{column}",
-                    params,
-                ).fetchall()
-                return {str(k): int(v) for k, v in rows if k is not None}
-
-            by_status = grouped("status")
-            span = conn.execute(
-                f"SELECT MIN(m.created_at), MAX(m.created_at) FROM memories m WHERE {where}",
-                params,
-            ).fetchone()
-            c_where, c_params = self._owned("c")
-            pending = conn.execute(
-                f"SELECT COUNT(*) FROM conflicts c WHERE c.status = 'pending' AND {c_where}",
-                c_params,
-            ).fetchone()[0]
-            return {
-                "total_memories": sum(by_status.values()),
-                "by_status": by_status,
-                "by_decay_level": grouped("decay_level"),
-                "by_source": grouped("source", "AND m.source IS NOT NULL AND m.source <> ''"),
-                "by_type": grouped("type", "AND m.status = 'active'"),
-                "by_project": grouped("project", "AND m.status = 'active'"),
-                "conflicts_pending": int(pending),
-                "oldest": span[0],
-                "newest": span[1],
-            }
-
-    def decay_candidates(self, older_than: float, level: int, limit: int) -> list[MemoryRow]:
-        where, params = self._owned()
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.status = 'active' "
-                "AND NOT m.pinned AND m.decay_level = %s AND m.last_referenced < %s "
-                f"AND {where} ORDER BY m.last_referenced LIMIT %s",
-                [level, older_than, *params, limit],
-            ).fetchall()
-        return [_row(r) for r in rows]
 
     # ------------------------------------------------------------ search
 
@@ -1000,181 +748,9 @@ class PostgresStore:
 
     # ------------------------------------------------------------ conflicts
 
-    def add_conflict(self, row: ConflictRow) -> None:
-        conn = self._require_tx()
-        conn.execute(
-            "INSERT INTO conflicts (id, owner, new_id, existing_id, distance, reason, status, "
-            "resolution, detail, created_at, resolved_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                row.id,
-                self.owner,
-                row.new_id,
-                row.existing_id,
-                row.distance,
-                row.reason,
-                row.status,
-                row.resolution,
-                Jsonb(row.detail),
-                row.created_at,
-                row.resolved_at,
-            ),
-        )
-
-    def update_conflict(self, conflict_id: str, **fields: Any) -> None:
-        conn = self._require_tx()
-        allowed = {"status", "resolution", "detail", "resolved_at", "reason"}
-        if set(fields) - allowed:
-            raise StoreError(f"cannot update conflict fields {sorted(set(fields) - allowed)}")
-        if "detail" in fields:
-            fields["detail"] = Jsonb(fields["detail"])
-        where, params = self._owned("conflicts")
-        assignments = ", ".join(f"{k} = %s" for k in fields)
-        conn.execute(
-            f"UPDATE conflicts SET {assignments} WHERE id = %s AND {where}",
-            [*fields.values(), conflict_id, *params],
-        )
-
-    @staticmethod
-    def _conflict(r: Sequence[Any]) -> ConflictRow:
-        return ConflictRow(
-            id=r[0],
-            new_id=r[1],
-            existing_id=r[2],
-            distance=r[3],
-            reason=r[4],
-            status=r[5],
-            resolution=r[6],
-            detail=dict(r[7]),
-            created_at=r[8],
-            resolved_at=r[9],
-        )
-
-    def get_conflict(self, conflict_id: str) -> ConflictRow | None:
-        where, params = self._owned("c")
-        with self._conn() as conn:
-            r = conn.execute(
-                f"SELECT {_CONFLICT_COLUMNS} FROM conflicts c WHERE c.id = %s AND {where}",
-                [conflict_id, *params],
-            ).fetchone()
-        return None if r is None else self._conflict(r)
-
-    def list_conflicts(
-        self, status: str | None, limit: int, offset: int
-    ) -> tuple[list[ConflictRow], int]:
-        where, params = self._owned("c")
-        if status:
-            where += " AND c.status = %s"
-            params.append(status)
-        with self._conn() as conn:
-            total = conn.execute(f"SELECT COUNT(*) FROM conflicts c WHERE {where}", params)
-            total_count = int(total.fetchone()[0])
-            rows = conn.execute(
-                f"SELECT {_CONFLICT_COLUMNS} FROM conflicts c WHERE {where} "
-                "ORDER BY c.created_at DESC, c.id LIMIT %s OFFSET %s",
-                [*params, limit, offset],
-            ).fetchall()
-        return [self._conflict(r) for r in rows], total_count
-
     # ------------------------------------------------------------ provenance
 
-    def add_provenance(self, row: ProvenanceRow) -> None:
-        conn = self._require_tx()
-        conn.execute(
-            "INSERT INTO provenance (owner, memory_id, session_id, path, project, start_line, "
-            "end_line, excerpt, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT DO NOTHING",
-            (
-                self.owner,
-                row.memory_id,
-                row.session_id,
-                row.path,
-                row.project,
-                row.start_line,
-                row.end_line,
-                row.excerpt,
-                row.created_at or time.time(),
-            ),
-        )
-
-    def provenance(self, memory_ids: Sequence[str]) -> list[ProvenanceRow]:
-        if not memory_ids:
-            return []
-        where, params = self._readable("p")
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT p.memory_id, p.session_id, p.path, p.project, p.start_line, "
-                "p.end_line, p.excerpt, p.created_at FROM provenance p "
-                f"WHERE p.memory_id = ANY(%s) AND {where} ORDER BY p.id",
-                [list(memory_ids), *params],
-            ).fetchall()
-        return [ProvenanceRow(*r) for r in rows]
-
     # ------------------------------------------------------------ session import
-
-    def ledger_get_many(self, paths: Sequence[str]) -> dict[str, LedgerRow]:
-        if not paths:
-            return {}
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE owner = %s AND path = ANY(%s)",
-                (self.owner, list(paths)),
-            ).fetchall()
-        return {r[0]: LedgerRow(*r) for r in rows}
-
-    def ledger_put(self, row: LedgerRow) -> None:
-        conn = self._require_tx()
-        conn.execute(
-            f"INSERT INTO ledger (owner, {_LEDGER_COLUMNS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (owner, path) DO UPDATE SET session_id = excluded.session_id, "
-            "project = excluded.project, size = excluded.size, mtime = excluded.mtime, "
-            '"offset" = excluded."offset", lines = excluded.lines, hash = excluded.hash, '
-            "status = excluded.status, memories = excluded.memories, "
-            "last_error = excluded.last_error, updated_at = excluded.updated_at",
-            (
-                self.owner,
-                row.path,
-                row.session_id,
-                row.project,
-                row.size,
-                row.mtime,
-                row.offset,
-                row.lines,
-                row.hash,
-                row.status,
-                row.memories,
-                row.last_error,
-                row.updated_at or time.time(),
-            ),
-        )
-
-    def ledger_stats(self) -> dict[str, Any]:
-        with self._conn() as conn:
-            r = conn.execute(
-                "SELECT COUNT(*), COUNT(*) FILTER (WHERE status = 'complete'), "
-                "COUNT(*) FILTER (WHERE status = 'partial'), SUM(memories), MAX(updated_at) "
-                "FROM ledger WHERE owner = %s",
-                (self.owner,),
-            ).fetchone()
-        return {
-            "sessions": int(r[0] or 0),
-            "complete": int(r[1] or 0),
-            "partial": int(r[2] or 0),
-            "memories": int(r[3] or 0),
-            "last_import": r[4],
-        }
-
-    def records_seen(self, uuids: Sequence[str], exclude_path: str) -> set[str]:
-        if not uuids:
-            return set()
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT uuid FROM transcript_records WHERE owner = %s AND uuid = ANY(%s) "
-                "AND path <> %s",
-                (self.owner, list(uuids), exclude_path),
-            ).fetchall()
-        return {r[0] for r in rows}
 
     def records_add(self, uuids: Sequence[str], path: str) -> None:
         conn = self._require_tx()
@@ -1185,50 +761,6 @@ class PostgresStore:
             "SELECT %s, u, %s FROM unnest(%s::text[]) u ON CONFLICT DO NOTHING",
             (self.owner, path, list(uuids)),
         )
-
-    def ledger_recent(self, limit: int = 10) -> list[LedgerRow]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE owner = %s "
-                "ORDER BY updated_at DESC LIMIT %s",
-                (self.owner, limit),
-            ).fetchall()
-        return [LedgerRow(*r) for r in rows]
-
-    def saved_per_day(self, since: float) -> list[tuple[str, str, int]]:
-        """(local day, type, count) of memories created since ``since``."""
-        offset = time.localtime().tm_gmtoff
-        where, params = self._readable()
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT to_char(to_timestamp(m.created_at + %s) AT TIME ZONE 'UTC', "
-                "'YYYY-MM-DD') AS day, m.type, COUNT(*) FROM memories m "
-                f"WHERE m.created_at >= %s AND {where} GROUP BY day, m.type ORDER BY day",
-                [offset, since, *params],
-            ).fetchall()
-        return [(r[0], r[1], int(r[2])) for r in rows]
-
-    def session_neighbours(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each memory with a session, the active memories stored just before and
-        after it in that session: its place in the conversation."""
-        if not memory_ids:
-            return {}
-        where, params = self._readable("x")
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"""
-                SELECT m.id,
-                    (SELECT x.id FROM memories x WHERE x.session_id = m.session_id
-                       AND x.rowid < m.rowid AND x.status = 'active' AND {where}
-                     ORDER BY x.rowid DESC LIMIT 1),
-                    (SELECT x.id FROM memories x WHERE x.session_id = m.session_id
-                       AND x.rowid > m.rowid AND x.status = 'active' AND {where}
-                     ORDER BY x.rowid LIMIT 1)
-                FROM memories m WHERE m.id = ANY(%s) AND m.session_id IS NOT NULL
-                """,
-                [*params, *params, list(memory_ids)],
-            ).fetchall()
-        return {mid: [x for x in (prev, nxt) if x is not None] for mid, prev, nxt in rows}
 
     # ------------------------------------------------------------ API tokens
 
@@ -1297,44 +829,3 @@ class PostgresStore:
             return row.fetchone() is not None
 
     # ------------------------------------------------------------ export (backups, migrate)
-
-    def iter_rows(self, batch: int = 1000) -> Iterator[list[MemoryRow]]:
-        """Every readable row with its embedding, in insertion order, a batch at a time."""
-        rows: list[MemoryRow] = []
-        for row in self.iter_all(batch, with_embeddings=True):
-            rows.append(row)
-            if len(rows) >= batch:
-                yield rows
-                rows = []
-        if rows:
-            yield rows
-
-    def all_conflicts(self) -> list[ConflictRow]:
-        return self.list_conflicts(None, 2**62, 0)[0]
-
-    def all_provenance(self) -> list[ProvenanceRow]:
-        where, params = self._readable("p")
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT p.memory_id, p.session_id, p.path, p.project, p.start_line, "
-                f"p.end_line, p.excerpt, p.created_at FROM provenance p WHERE {where} "
-                "ORDER BY p.id",
-                params,
-            ).fetchall()
-        return [ProvenanceRow(*r) for r in rows]
-
-    def all_ledger(self) -> list[LedgerRow]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE owner = %s ORDER BY path",
-                (self.owner,),
-            ).fetchall()
-        return [LedgerRow(*r) for r in rows]
-
-    def all_records(self) -> list[tuple[str, str]]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT uuid, path FROM transcript_records WHERE owner = %s ORDER BY uuid",
-                (self.owner,),
-            ).fetchall()
-        return [(r[0], r[1]) for r in rows]

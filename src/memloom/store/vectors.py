@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memloom.store.base import SearchFilter
+from memloom.store.filters import Clause, SearchFilter
 
 log = logging.getLogger(__name__)
 
@@ -172,28 +172,43 @@ class VectorIndex:
     def _mask(
         self, flt: SearchFilter, positions: np.ndarray | slice, allowed: np.ndarray | None
     ) -> np.ndarray:
-        status = self.status[positions]
-        codes = [STATUS_CODES[s] for s in flt.statuses]
-        mask = np.isin(status, codes) if len(codes) > 1 else status == codes[0]
-        if flt.project_mode != "any":
-            code = self._projects.get(flt.project)
-            proj = self.project[positions]
-            if code is None:
-                # An unknown project matches nothing of its own.
-                mask &= proj == 0 if flt.project_mode == "scoped" else False
-            elif flt.project_mode == "exact":
-                mask &= proj == code
+        """The rows at ``positions`` passing ``flt``: its clauses (see
+        :mod:`memloom.store.filters`) read over the index's columns. Tags are not in
+        the index: ``allowed`` carries the rowids the store found for them."""
+        mask: np.ndarray | None = None
+        for clause in flt.clauses():
+            part = self._clause_mask(clause, positions, allowed)
+            if part is None:
+                continue
+            if mask is None:
+                mask = part  # every part is a fresh array: safe to narrow in place
             else:
-                mask &= (proj == code) | (proj == 0)
-        if flt.types is not None:
-            mask &= np.isin(self.type[positions], [TYPE_CODES[t] for t in flt.types])
-        if flt.max_sensitivity is not None:
-            mask &= self.sens[positions] <= flt.max_sensitivity
-        if flt.alive_at is not None:
-            mask &= self.expires[positions] > flt.alive_at
-        if allowed is not None:
-            mask &= np.isin(self.keys[positions], allowed)
+                mask &= part
+        assert mask is not None  # the status clause is always there
         return mask
+
+    def _clause_mask(
+        self, c: Clause, positions: np.ndarray | slice, allowed: np.ndarray | None
+    ) -> np.ndarray | None:
+        if c.column == "status":
+            codes = [STATUS_CODES[s] for s in c.value]
+            status = self.status[positions]
+            return np.isin(status, codes) if len(codes) > 1 else status == codes[0]
+        if c.column == "project":
+            code = self._projects.get(c.value)
+            proj = self.project[positions]
+            if c.kind == "null_eq_or_null":
+                # An unknown project matches nothing of its own; global rows still pass.
+                return proj == 0 if code is None else (proj == code) | (proj == 0)
+            return np.zeros(proj.shape, dtype=bool) if code is None else proj == code
+        if c.column == "type":
+            return np.isin(self.type[positions], [TYPE_CODES[t] for t in c.value])
+        if c.column == "sensitivity":
+            return self.sens[positions] <= c.value
+        if c.column == "expires_at":
+            return self.expires[positions] > c.value
+        # any_tag: answered by the store as a set of rowids.
+        return None if allowed is None else np.isin(self.keys[positions], allowed)
 
     def search(
         self,

@@ -1,0 +1,115 @@
+"""Which rows a search may return: :class:`SearchFilter`, defined once.
+
+A filter is a list of :class:`Clause` objects (:meth:`SearchFilter.clauses`);
+every consumer interprets that one list: :meth:`SearchFilter.matches` in Python,
+:func:`where` as SQL for either dialect, and the vector index's mask
+(:meth:`memloom.store.vectors.VectorIndex.mask`) over its arrays. A property test
+(tests/store/test_filters.py) checks the three agree. Standard library only:
+the hook fast path builds its SQL from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from memloom.store.base import MemoryRow
+    from memloom.store.dialect import Dialect
+
+ProjectMode = Literal["any", "exact", "scoped"]
+
+#: What a clause tests (on ``column`` against ``value``):
+#: ``in``: column is one of value (a sorted tuple); ``null_eq``: column == value, NULL
+#: matching NULL; ``null_eq_or_null``: that, or column is NULL (global rows);
+#: ``any_tag``: the row's tags meet value; ``at_most``: column <= value;
+#: ``unset_or_after``: column is NULL or > value (a TTL not yet passed).
+ClauseKind = Literal["in", "null_eq", "null_eq_or_null", "any_tag", "at_most", "unset_or_after"]
+
+
+@dataclass(frozen=True)
+class Clause:
+    kind: ClauseKind
+    column: str
+    value: Any
+
+
+@dataclass
+class SearchFilter:
+    """Which rows a search may return."""
+
+    statuses: frozenset[str] = frozenset({"active"})
+    project: str | None = None
+    #: any: ignore project; exact: project == value (NULL matches NULL);
+    #: scoped: project == value or global (NULL).
+    project_mode: ProjectMode = "any"
+    types: frozenset[str] | None = None
+    tags: frozenset[str] | None = None  # any of these tags
+    max_sensitivity: int | None = None
+    #: Exclude rows whose TTL has passed at this time (None: keep them).
+    alive_at: float | None = None
+    #: Only rows the caller may change (the write path's dedup and conflict search);
+    #: a store without owners ignores it. Not a clause: rows carry no owner.
+    own_only: bool = False
+
+    def clauses(self) -> list[Clause]:
+        """The filter as a conjunction of clauses, in a fixed order."""
+        out = [Clause("in", "status", tuple(sorted(self.statuses)))]
+        if self.project_mode == "exact":
+            out.append(Clause("null_eq", "project", self.project))
+        elif self.project_mode == "scoped":
+            out.append(Clause("null_eq_or_null", "project", self.project))
+        if self.types is not None:
+            out.append(Clause("in", "type", tuple(sorted(self.types))))
+        if self.tags is not None:
+            out.append(Clause("any_tag", "tags", tuple(sorted(self.tags))))
+        if self.max_sensitivity is not None:
+            out.append(Clause("at_most", "sensitivity", self.max_sensitivity))
+        if self.alive_at is not None:
+            out.append(Clause("unset_or_after", "expires_at", self.alive_at))
+        return out
+
+    def matches(self, row: MemoryRow, now: float) -> bool:
+        """This filter applied in Python to one row; the TTL is judged at ``now``."""
+        return all(holds(c, getattr(row, c.column), now) for c in self.clauses())
+
+
+def holds(c: Clause, value: Any, now: float | None = None) -> bool:
+    """One clause on one value; ``now``, when given, is the TTL clause's threshold."""
+    if c.kind == "in":
+        return value in c.value
+    if c.kind == "null_eq":
+        return bool(value == c.value)
+    if c.kind == "null_eq_or_null":
+        return value is None or value == c.value
+    if c.kind == "any_tag":
+        return not set(c.value).isdisjoint(value)
+    if c.kind == "at_most":
+        return bool(value <= c.value)
+    return value is None or value > (c.value if now is None else now)
+
+
+def where(flt: SearchFilter, dialect: Dialect, alias: str = "m") -> tuple[list[str], list[Any]]:
+    """The filter's clauses as SQL conditions (to be joined with AND) and their
+    parameters. Owner conditions (``own_only``) are the store's to add."""
+    conditions: list[str] = []
+    params: list[Any] = []
+    for c in flt.clauses():
+        column = f"{alias}.{c.column}"
+        if c.kind == "in":
+            sql, values = dialect.in_list(column, c.value)
+        elif c.kind == "null_eq":
+            sql, values = dialect.null_equal(column, c.value)
+        elif c.kind == "null_eq_or_null":
+            sql, values = dialect.null_equal(column, c.value)
+            if c.value is not None:  # with None, both halves are the same test
+                sql = f"({sql} OR {column} IS NULL)"
+        elif c.kind == "any_tag":
+            sql, values = dialect.any_tag(alias, c.value)
+        elif c.kind == "at_most":
+            sql, values = f"{column} <= {dialect.ph}", [c.value]
+        else:
+            sql, values = f"({column} IS NULL OR {column} > {dialect.ph})", [c.value]
+        conditions.append(sql)
+        params.extend(values)
+    return conditions, params
