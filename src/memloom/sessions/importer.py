@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -36,10 +36,11 @@ from memloom.sessions.chunk import Chunk, chunk_units
 from memloom.store.base import LedgerRow, ProvenanceRow, SearchFilter
 
 if TYPE_CHECKING:
-    from memloom.engine import Memloom
+    from memloom.core.writes import Observer
     from memloom.llm.base import LLM
     from memloom.sessions.discover import SessionFile
     from memloom.sessions.parse import Unit
+    from memloom.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,21 @@ class _Progress:
     replaying: bool
 
 
+class ImportEngine(Protocol):
+    """What the importer needs of the facade (:class:`memloom.engine.Memloom`); a
+    protocol, so that ``memloom.sessions`` never imports the facade."""
+
+    @property
+    def backend(self) -> Store: ...
+    @property
+    def detector(self) -> Any: ...
+    def embed_texts(self, texts: Sequence[str]) -> Any: ...
+    def add_provenance(self, row: ProvenanceRow) -> None: ...
+    def belief_pipeline(
+        self, llm: Any, *, judge: bool = False, observer: Observer | None = None
+    ) -> beliefs.BeliefPipeline: ...
+
+
 class _Journal:
     """The importer's bookkeeping, written inside each memory write's own transaction.
 
@@ -240,7 +256,7 @@ def _hash_range(digest: Any, path: Path, start: int, end: int) -> None:
 
 
 class Importer:
-    def __init__(self, engine: Memloom, llm: LLM, options: ImportOptions) -> None:
+    def __init__(self, engine: ImportEngine, llm: LLM, options: ImportOptions) -> None:
         self.engine = engine
         self.llm = llm
         self.opt = options
