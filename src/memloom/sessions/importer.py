@@ -27,13 +27,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from memloom import beliefs
 from memloom.agents import DEFAULT_AGENT, get_agent
 from memloom.agents.base import DiscoverOptions
+from memloom.core import beliefs
 from memloom.hashing import content_hash
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
@@ -41,8 +41,9 @@ from memloom.store.base import LedgerRow, ProvenanceRow, SearchFilter
 
 if TYPE_CHECKING:
     from memloom.agents.base import SessionFile, Unit
-    from memloom.engine import Memloom
+    from memloom.core.writes import Observer
     from memloom.llm.base import LLM
+    from memloom.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -156,19 +157,36 @@ class _Progress:
     replaying: bool
 
 
+class ImportEngine(Protocol):
+    """What the importer needs of the facade (:class:`memloom.engine.Memloom`); a
+    protocol, so that ``memloom.sessions`` never imports the facade."""
+
+    @property
+    def backend(self) -> Store: ...
+    @property
+    def detector(self) -> Any: ...
+    def embed_texts(self, texts: Sequence[str]) -> Any: ...
+    def add_provenance(self, row: ProvenanceRow) -> None: ...
+    def belief_pipeline(
+        self, llm: Any, *, judge: bool = False, observer: Observer | None = None
+    ) -> beliefs.BeliefPipeline: ...
+
+
 class _Journal:
     """The importer's bookkeeping, written inside each memory write's own transaction.
 
     The belief pipeline commits every memory write in a transaction of its own,
     between LLM calls. Whenever it inserts a row or merges into one, the journal
-    adds, in that same transaction, the item's provenance row and the session's
-    ledger row with its memory count (watermark unchanged, status ``partial``).
-    A crash can then never leave a memory without its provenance, a ledger count
-    that disagrees with the memories, or a session whose first writes are not
-    marked as started (so the next run resumes it rather than starting afresh).
+    (the pipeline writer's observer) adds, in that same transaction, the item's
+    provenance row and the session's ledger row with its memory count (watermark
+    unchanged, status ``partial``). A crash can then never leave a memory without
+    its provenance, a ledger count that disagrees with the memories, or a session
+    whose first writes are not marked as started (so the next run resumes it
+    rather than starting afresh).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any) -> None:
+        self.store = store
         self.provenance: ProvenanceRow | None = None
         self.progress: _Progress | None = None
         self.written: list[str] = []
@@ -180,52 +198,18 @@ class _Journal:
         written, self.provenance, self.progress, self.written = self.written, None, None, []
         return written
 
-    def record(self, store: Any, memory_id: str, *, inserted: bool) -> None:
-        """Called by the pipeline's store and engine views, inside the write transaction."""
+    def record(self, memory_id: str, inserted: bool) -> None:
+        """The pipeline writer's observer: called inside the write transaction."""
         if self.provenance is None or self.progress is None:
             return
         now = time.time()
-        store.add_provenance(replace(self.provenance, memory_id=memory_id, created_at=now))
+        self.store.add_provenance(replace(self.provenance, memory_id=memory_id, created_at=now))
         row = self.progress.row
         self.progress.row = replace(
             row, status="partial", memories=row.memories + int(inserted), updated_at=now
         )
-        store.ledger_put(self.progress.row)
+        self.store.ledger_put(self.progress.row)
         self.written.append(memory_id)
-
-
-class _StoreView:
-    """The store as the import pipeline sees it: inserts are journaled."""
-
-    def __init__(self, store: Any, journal: _Journal) -> None:
-        self._store = store
-        self._journal = journal
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def insert(self, row: Any) -> None:
-        self._store.insert(row)
-        self._journal.record(self._store, row.id, inserted=True)
-
-
-class _EngineView:
-    """The engine as the import pipeline sees it: merges and inserts are journaled."""
-
-    def __init__(self, engine: Any, journal: _Journal) -> None:
-        self._engine = engine
-        self._journal = journal
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-    @property
-    def backend(self) -> _StoreView:
-        return _StoreView(self._engine.backend, self._journal)
-
-    def _merge_into(self, existing: Any, **fields: Any) -> None:
-        self._engine._merge_into(existing, **fields)
-        self._journal.record(self._engine.backend, existing.id, inserted=False)
 
 
 def _iso_ts(value: str | None) -> float | None:
@@ -278,7 +262,7 @@ def _hash_range(digest: Any, path: Path, start: int, end: int) -> None:
 
 
 class Importer:
-    def __init__(self, engine: Memloom, llm: LLM, options: ImportOptions) -> None:
+    def __init__(self, engine: ImportEngine, llm: LLM, options: ImportOptions) -> None:
         self.engine = engine
         self.llm = llm
         self.opt = options
@@ -288,9 +272,10 @@ class Importer:
             offline=bool(getattr(llm, "offline", False)),
             dry_run=options.dry_run,
         )
-        self.pipeline = beliefs.BeliefPipeline(engine, llm, judge=options.judge)
-        self.journal = _Journal()
-        self.pipeline.engine = _EngineView(engine, self.journal)  # type: ignore[assignment]
+        self.journal = _Journal(engine.backend)
+        self.pipeline = engine.belief_pipeline(
+            llm, judge=options.judge, observer=self.journal.record
+        )
         self._progress: _Progress | None = None
 
     # ------------------------------------------------------------ run
@@ -545,7 +530,7 @@ class Importer:
         if not items:
             return
         texts = [self._redact(item.content) for item in items]
-        vectors = self.engine._embed_texts(texts)
+        vectors = self.engine.embed_texts(texts)
         self.report.calls["embedding"] += 1
         by_line = chunk.units
         progress = self._progress
@@ -611,10 +596,9 @@ class Importer:
                 # A write the journal did not see (not expected): provenance on its own.
                 if out.outcome != "merged":
                     progress.row = replace(progress.row, memories=progress.row.memories + 1)
-                with self.engine._lock, self.engine.backend.transaction():
-                    self.engine.backend.add_provenance(
-                        replace(origin, memory_id=out.memory_id, created_at=time.time())
-                    )
+                self.engine.add_provenance(
+                    replace(origin, memory_id=out.memory_id, created_at=time.time())
+                )
 
     def _already_written(
         self, text: str, vec: Any, project: str | None, path: str, item: Any

@@ -1,0 +1,406 @@
+"""How a new statement relates to what is already believed.
+
+Two paths decide. The Distill path (``store``; ``save`` with no LLM) uses cosine
+distance bands: below 0.15 the same belief, 0.15-0.35 a possible conflict. The
+belief pipeline (import; ``save`` with an LLM) asks a classifier instead,
+because embeddings barely separate "uses X" from "does not use X". Both write
+through the :class:`~memloom.core.writes.Writer`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from memloom.core.conflicts import DECISIVE, Conflicts, Statement, judge
+from memloom.core.documents import as_model, ts, utc
+from memloom.core.embedding import Embedding
+from memloom.core.writes import (
+    Draft,
+    Neighbour,
+    Observer,
+    Writer,
+    merge_metadata,
+    merge_tags,
+)
+from memloom.hashing import content_hash
+from memloom.models import ConflictInfo, SaveRequest, SaveResponse, StoreRequest, StoreResponse
+from memloom.store.base import MemoryRow
+
+if TYPE_CHECKING:
+    from memloom.llm.base import LLM
+
+log = logging.getLogger(__name__)
+
+DEDUP_DISTANCE = 0.15
+CONFLICT_DISTANCE = 0.35
+#: The belief pipeline looks at neighbours at least this similar.
+CANDIDATE_SIMILARITY = 0.5
+MAX_CANDIDATES = 5
+
+Band = Literal["duplicate", "conflict", "distinct"]
+Label = Literal["identical", "complementary", "contradictory"]
+BandOutcome = Literal["merged", "deduplicated", "stored"]
+
+__all__ = [
+    "CANDIDATE_SIMILARITY",
+    "CONFLICT_DISTANCE",
+    "DEDUP_DISTANCE",
+    "MAX_CANDIDATES",
+    "BeliefClassifier",
+    "BeliefOutcome",
+    "BeliefPipeline",
+    "Beliefs",
+    "Classification",
+    "Neighbour",
+    "NewBelief",
+    "band",
+    "write_banded",
+]
+
+
+def band(distance: float) -> Band:
+    if distance < DEDUP_DISTANCE:
+        return "duplicate"
+    if distance < CONFLICT_DISTANCE:
+        return "conflict"
+    return "distinct"
+
+
+def write_banded(
+    writer: Writer, draft: Draft, now: float, neighbours: Sequence[Neighbour] | None = None
+) -> tuple[BandOutcome, str, list[ConflictInfo]]:
+    """One write decided by the distance bands, inside the caller's lock and transaction.
+
+    Without ``neighbours``, an exact content match merges first ("merged") and the
+    neighbours are looked up here. ``neighbours`` found earlier, outside this
+    transaction, are each read again and skipped unless still active.
+    """
+    stale = neighbours is not None
+    if neighbours is None:
+        same = writer.store.find_by_hash(content_hash(draft.text), draft.project)
+        if same is not None:
+            writer.merge_into(same, draft, now)
+            return "merged", same.id, []
+        neighbours = writer.neighbours(draft.vec, draft.project, now)
+
+    def current(n: Neighbour) -> MemoryRow | None:
+        return writer.active(n.row.id) if stale else n.row
+
+    if neighbours and band(neighbours[0].distance) == "duplicate":
+        target = current(neighbours[0])
+        if target is not None:
+            writer.merge_into(target, draft, now)
+            return "deduplicated", target.id, []
+    row = writer.add(draft, now)
+    conflicts = []
+    for n in neighbours:
+        if band(n.distance) != "conflict":
+            continue
+        existing = current(n)
+        if existing is not None:
+            conflicts.append(
+                writer.record_conflict(row, existing, n.distance, "distance band", now)
+            )
+    return "stored", row.id, conflicts
+
+
+# ---------------------------------------------------------------- the belief pipeline
+
+
+@dataclass
+class Classification:
+    index: int
+    label: Label
+    reason: str = ""
+
+
+class BeliefClassifier(Protocol):
+    """Labels each candidate against the new text (an LLM task: ``memloom_classify``)."""
+
+    def classify(self, new_text: str, candidates: Sequence[str]) -> list[Classification]: ...
+
+
+@dataclass
+class NewBelief(Draft):
+    """A distilled statement about to be written, with the transcript it came from."""
+
+    excerpt: str | None = None
+
+
+@dataclass
+class BeliefOutcome:
+    outcome: Literal["added", "merged", "versioned", "conflict"]
+    memory_id: str
+    conflicts: list[ConflictInfo] = field(default_factory=list)
+    auto_resolved: int = 0
+    calls: Counter[str] = field(default_factory=Counter)
+    fallback: bool = False  # the classifier failed; the distance bands decided
+
+
+class BeliefPipeline:
+    """Exact merge; else neighbours labelled by the LLM classifier; a judge for conflicts.
+
+    LLM calls happen outside the lock and transaction; the write then re-checks
+    that the neighbours it was about to touch are still active.
+    """
+
+    def __init__(
+        self, writer: Writer, conflicts: Conflicts, llm: LLM | None, *, judge: bool = False
+    ) -> None:
+        self.writer = writer
+        self.conflicts = conflicts
+        self.llm = llm if llm is not None and not getattr(llm, "offline", False) else None
+        self.judge = judge and self.llm is not None
+
+    def write(self, item: NewBelief) -> BeliefOutcome:
+        writer, ctx = self.writer, self.writer.ctx
+        store = ctx.store
+        now = time.time()
+        asserted = item.asserted_at or now
+        same = store.find_by_hash(content_hash(item.text), item.project)
+        if same is not None:
+            with ctx.lock, store.transaction():
+                fresh = writer.active(same.id)
+                if fresh is not None:
+                    writer.merge_into(fresh, item, now)
+                    return BeliefOutcome("merged", fresh.id)
+        neighbours = [
+            n
+            for n in writer.neighbours(item.vec, item.project, now, k=MAX_CANDIDATES)
+            if n.similarity >= CANDIDATE_SIMILARITY
+        ]
+        if self.llm is None or not neighbours:
+            return self._write_bands(item, neighbours, now)
+        calls: Counter[str] = Counter()
+        try:
+            labels = self._classify(item.text, [n.row.text for n in neighbours])
+            calls["classify"] += 1
+        except Exception as exc:  # a failed call must not lose the memory
+            log.warning("classifier failed (%s); deciding by distance", exc)
+            calls["classify_failed"] += 1
+            out = self._write_bands(item, neighbours, now)
+            out.calls, out.fallback = calls, True
+            return out
+        by_label: dict[str, list[Neighbour]] = {}
+        for label in labels:
+            by_label.setdefault(label.label, []).append(neighbours[label.index])
+        identical = by_label.get("identical", [])
+        contradictory = by_label.get("contradictory", [])
+        verdict = None
+        if contradictory and self.judge:
+            try:
+                verdict = self._judge(item, contradictory, labels, asserted)
+                calls["judge"] += 1
+            except Exception as exc:
+                log.warning("judge failed (%s); the conflict stays pending", exc)
+                calls["judge_failed"] += 1
+        with ctx.lock, store.transaction():
+            if identical:
+                target = writer.active(identical[0].row.id)
+                if target is not None:
+                    row = writer.new_version(target, self._version_draft(target, item), now)
+                    return BeliefOutcome("versioned", row.id, calls=calls)
+            row = writer.add(item, now)
+            conflicts = []
+            reasons = {neighbours[lab.index].row.id: lab.reason for lab in labels}
+            for n in contradictory:
+                current = writer.active(n.row.id)
+                if current is None:
+                    continue
+                info = writer.record_conflict(
+                    row, current, n.distance, reasons.get(n.row.id) or "contradictory", now
+                )
+                conflicts.append(info)
+            auto = 0
+            if verdict is not None and conflicts:
+                auto = self._apply_verdict(verdict, row, contradictory, conflicts, now)
+            outcome = "conflict" if conflicts else "added"
+            return BeliefOutcome(outcome, row.id, conflicts, auto, calls)
+
+    # -------------------------------------------------------- pieces
+
+    def _write_bands(
+        self, item: NewBelief, neighbours: list[Neighbour], now: float
+    ) -> BeliefOutcome:
+        ctx = self.writer.ctx
+        with ctx.lock, ctx.store.transaction():
+            outcome, memory_id, conflicts = write_banded(self.writer, item, now, neighbours)
+        if outcome == "deduplicated":
+            return BeliefOutcome("merged", memory_id)
+        return BeliefOutcome("conflict" if conflicts else "added", memory_id, conflicts)
+
+    @staticmethod
+    def _version_draft(target: MemoryRow, item: NewBelief) -> Draft:
+        """What a statement identical to ``target`` writes: its words, the belief's rest."""
+        return Draft(
+            text=item.text,
+            vec=item.vec,
+            type=item.type,
+            tags=merge_tags(target.tags, item.tags),
+            source=target.source or item.source,
+            metadata=merge_metadata(target.metadata, item.metadata),
+            project=target.project,
+            sensitivity=max(target.sensitivity, item.sensitivity),
+            expires_at=target.expires_at,
+            session_id=item.session_id,
+            asserted_at=item.asserted_at,
+        )
+
+    def _classify(self, text: str, candidates: list[str]) -> list[Classification]:
+        from memloom.llm import tasks
+
+        assert self.llm is not None
+        payload = {
+            "new": {"text": text},
+            "candidates": [{"index": i, "text": t} for i, t in enumerate(candidates)],
+        }
+        reply = self.llm.complete(
+            tasks.CLASSIFY, tasks.CLASSIFY_SYSTEM, payload, tasks.CLASSIFY_SCHEMA
+        )
+        labels, _dropped = tasks.validate_classify(reply, len(candidates))
+        return [Classification(lab.index, lab.label, lab.reason) for lab in labels]
+
+    def _judge(
+        self,
+        item: NewBelief,
+        contradictory: list[Neighbour],
+        labels: list[Classification],
+        asserted: float,
+    ) -> Any:
+        store = self.writer.store
+        existing = []
+        for n in contradictory:
+            prov = store.provenance([n.row.id])
+            excerpt = prov[0].excerpt if prov else None
+            existing.append(Statement(n.row.text, utc(n.row.asserted_at), excerpt))
+        reason = "; ".join(lab.reason for lab in labels if lab.label == "contradictory")
+        new = Statement(item.text, utc(asserted), item.excerpt)
+        return judge(self.llm, new, existing, reason)
+
+    def _apply_verdict(
+        self,
+        verdict: Any,
+        new_row: MemoryRow,
+        contradictory: list[Neighbour],
+        conflicts: list[ConflictInfo],
+        now: float,
+    ) -> int:
+        """Resolve decisive verdicts at once (revertable); ``unsure`` leaves them pending."""
+        action = verdict.verdict
+        if action not in DECISIVE:
+            return 0
+        store = self.writer.store
+        chosen = {c.existing_id: c for c in conflicts}
+        targets = list(chosen.values())
+        if verdict.index is not None and 0 <= verdict.index < len(contradictory):
+            picked = chosen.get(contradictory[verdict.index].row.id)
+            targets = [picked] if picked else []
+        resolved = 0
+        for info in targets:
+            c = store.get_conflict(info.conflict_id)
+            existing = store.get(info.existing_id)
+            new = store.get(new_row.id)
+            if c is None or existing is None or new is None or c.status != "pending":
+                continue
+            self.conflicts.apply(c, action, new, existing, None, None, now, by="judge")
+            resolved += 1
+        return resolved
+
+
+# ---------------------------------------------------------------- the two entry points
+
+
+class Beliefs:
+    """``store`` (Distill's bulk writes: the bands) and ``save`` (one memory: the
+    pipeline when an LLM is configured, else the bands)."""
+
+    def __init__(self, writer: Writer, conflicts: Conflicts, embedding: Embedding) -> None:
+        self.writer = writer
+        self.ctx = writer.ctx
+        self.conflicts = conflicts
+        self.embedding = embedding
+
+    def pipeline(
+        self, llm: LLM | None, *, judge: bool = False, observer: Observer | None = None
+    ) -> BeliefPipeline:
+        """The belief pipeline; ``observer`` sees its inserts and merges inside their
+        transactions (the importer's journal)."""
+        writer = self.writer if observer is None else self.writer.observing(observer)
+        return BeliefPipeline(writer, self.conflicts, llm, judge=judge)
+
+    def store(self, request: StoreRequest | Mapping[str, Any]) -> StoreResponse:
+        """``POST /v1/memory/store``: bulk writes with Distill's distance bands."""
+        req = as_model(StoreRequest, request)
+        now = time.time()
+        vectors = self.embedding.prepare(req.entries)
+        sensitivities = [
+            self.ctx.sensitivity(e.text, e.sensitivity, e.auto_classify) for e in req.entries
+        ]
+        out = StoreResponse()
+        store = self.ctx.store
+        with self.ctx.lock, store.transaction():
+            store.expire_due(now)
+            for entry, vec, sens in zip(req.entries, vectors, sensitivities, strict=True):
+                draft = Draft(
+                    text=entry.text,
+                    vec=vec,
+                    type=(entry.type.value if entry.type else "fact"),
+                    tags=entry.tags,
+                    source=entry.source,
+                    metadata=entry.metadata,
+                    project=entry.project,
+                    sensitivity=sens,
+                    expires_at=ts(entry.expires_at),
+                    session_id=req.session_id,
+                )
+                outcome, memory_id, conflicts = write_banded(self.writer, draft, now)
+                out.ids.append(memory_id)
+                out.conflicts.extend(conflicts)
+                if outcome == "merged":
+                    out.merged += 1
+                elif outcome == "deduplicated":
+                    out.deduplicated += 1
+                else:
+                    out.stored += 1
+            out.total_memories = store.count()
+        return out
+
+    def save(self, request: SaveRequest | Mapping[str, Any]) -> SaveResponse:
+        """One memory, checked against what is already believed.
+
+        With an LLM configured the belief pipeline decides (identical → a new
+        version, contradictory → a conflict); without one, the distance bands.
+        """
+        req = as_model(SaveRequest, request)
+        now = time.time()
+        vec = self.embedding.embed_one(req.text)
+        sens = self.ctx.sensitivity(req.text, req.sensitivity, req.auto_classify)
+        draft = NewBelief(
+            text=req.text,
+            vec=vec,
+            type=req.type.value,
+            project=req.project,
+            sensitivity=sens,
+            tags=req.tags,
+            source=req.source,
+            metadata=req.metadata,
+        )
+        llm = self.ctx.requested_llm()
+        if llm is not None and not getattr(llm, "offline", True) and req.expires_at is None:
+            out = self.pipeline(llm).write(draft)
+            return SaveResponse(id=out.memory_id, outcome=out.outcome, conflicts=out.conflicts)
+        draft.expires_at = ts(req.expires_at)
+        store = self.ctx.store
+        with self.ctx.lock, store.transaction():
+            store.expire_due(now)
+            outcome, memory_id, conflicts = write_banded(self.writer, draft, now)
+        if outcome in ("merged", "deduplicated"):
+            return SaveResponse(id=memory_id, outcome="merged")
+        return SaveResponse(
+            id=memory_id, outcome="conflict" if conflicts else "added", conflicts=conflicts
+        )
