@@ -54,8 +54,8 @@ from tests.sessions.fuzzing import (  # noqa: E402
 )
 
 import memloom  # noqa: E402
+from memloom.agents.claude_code import parse as parse_mod  # noqa: E402
 from memloom.detect import default_detector  # noqa: E402
-from memloom.sessions import parse as parse_mod  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 KINDS = ("mutated", "mutated_heavy", "records", "bytes")

@@ -163,7 +163,7 @@ def test_a_backup_without_vectors_is_re_embedded_on_restore(tmp_path):
         want = m.backend.embeddings_for([d.id for d in m.export()])
     assert '"embedding"' not in path.read_text()
     with memloom.open(home=str(tmp_path / "b")) as m:
-        report = restore(m.backend, path, embed=m._embed_texts, embedder=m.embedder.fingerprint)
+        report = restore(m.backend, path, embed=m.embed_texts, embedder=m.embedder.fingerprint)
         assert (report.memories, report.embedded) == (2, 2)
         got = m.backend.embeddings_for(list(want))
         for mid, v in want.items():

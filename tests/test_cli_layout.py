@@ -44,7 +44,6 @@ def _loaded_after(code: str) -> list[str]:
         "memloom.cli",
         "memloom.daemon_record",
         "memloom.error_text",
-        "memloom.backend_access",
         "memloom.capture.jobs",
         "memloom.capture.queues",
     ],

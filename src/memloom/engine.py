@@ -53,7 +53,7 @@ from memloom.models import (
     UpdateResponse,
 )
 from memloom.store import open_store
-from memloom.store.base import LedgerRow, Principal, ProvenanceRow, Store
+from memloom.store.base import LedgerRow, Principal, ProvenanceRow, Store, TeamStore
 
 __all__ = ["Memloom", "ValidationError", "open"]
 
@@ -116,10 +116,10 @@ class Memloom:
     def scoped(self, principal: Principal | None) -> Memloom:
         """This engine acting for ``principal`` (an API token's owner): same store,
         embedder and models; reads limited to its owner and shared scopes."""
-        scope = getattr(self.backend, "scoped", None)
-        if scope is None:
+        store = self.backend
+        if not isinstance(store, TeamStore):
             raise StoreError("owners need a shared PostgreSQL store (MEMLOOM_DATABASE_URL)")
-        view = Memloom(self.settings, scope(principal), self.embedder, check_embedder=False)
+        view = Memloom(self.settings, store.scoped(principal), self.embedder, check_embedder=False)
         view.llm, view.detector = self._ctx.resolved_llm, self._ctx.resolved_detector
         return view
 
@@ -144,9 +144,6 @@ class Memloom:
         """Vectors for ``texts`` from the configured embedder (None: this store cannot
         take them); stamps a fresh store with the embedder's fingerprint."""
         return self._embedding.embed_texts(texts)
-
-    #: The old name, still called by ``cli_backup`` (to be switched to ``embed_texts``).
-    _embed_texts = embed_texts
 
     def embed_query(self, text: str) -> np.ndarray | None:
         return self._embedding.embed_query(text)
@@ -320,18 +317,18 @@ class Memloom:
 
     def token_principal(self, secret: str) -> Principal | None:
         """Who an API token acts for; None when unknown (or the store has no tokens)."""
-        lookup = getattr(self.backend, "token_principal", None)
-        return None if lookup is None else lookup(secret)
+        store = self.backend
+        return store.token_principal(secret) if isinstance(store, TeamStore) else None
 
     def has_tokens(self) -> bool:
         """Whether the store holds API tokens (only a shared PostgreSQL store can)."""
-        check = getattr(self.backend, "has_tokens", None)
-        return bool(check()) if check is not None else False
+        store = self.backend
+        return bool(store.has_tokens()) if isinstance(store, TeamStore) else False
 
     @property
     def supports_tokens(self) -> bool:
         """Whether this store keeps API tokens at all (a shared PostgreSQL store)."""
-        return hasattr(self.backend, "token_principal")
+        return isinstance(self.backend, TeamStore)
 
     def dump_backup(self, out: IO[str], *, embeddings: bool = False, version: str = "") -> Any:
         """``memloom export``: the whole store as JSON lines (see :mod:`memloom.backup`);

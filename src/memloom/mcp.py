@@ -49,6 +49,7 @@ from memloom.daemon_record import is_loopback
 from memloom.embed import EmbeddingError
 from memloom.engine import Memloom
 from memloom.error_text import describe_validation
+from memloom.errors import StoreError
 from memloom.models import (
     ConflictDocument,
     ConflictList,
@@ -61,7 +62,6 @@ from memloom.models import (
     SupersedeResponse,
     UpdateResponse,
 )
-from memloom.store.base import StoreError
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOOL_NAMES", "build_server", "main", "run"]
 

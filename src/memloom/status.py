@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memloom.backend_access import ledger_stats
 from memloom.capture.budget import Budget, daily_cap
 from memloom.capture.connect import installed_hooks, settings_path
 from memloom.capture.queues import open_queue
@@ -88,7 +87,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
     daemon = read_daemon(home)
     summary = capture_summary(home, settings.raw, settings)
     with memloom.open(settings=settings) as m:
-        imports = ledger_stats(m)
+        imports = m.ledger_stats()
         stats = m.stats()
         llm = m.llm.description
         embedder = m.embedder.fingerprint

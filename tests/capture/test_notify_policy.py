@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from memloom.agents.claude_code.payload import validate_transcript
 from memloom.capture.notify import (
     MAX_PATH_CHARS,
     NotificationRefused,
     accept_notification,
-    validate_transcript,
 )
 from memloom.capture.queues import open_queue
 

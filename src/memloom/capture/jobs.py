@@ -43,6 +43,12 @@ class JobQueue(Protocol):
         reason: str | None = None,
     ) -> int:
         """Queue a session; a session already waiting is not queued twice."""
+        return self.insert_job(transcript_path, session_id, cwd, reason)
+
+    def insert_job(
+        self, transcript_path: str, session_id: str | None, cwd: str | None, reason: str | None
+    ) -> int:
+        """The backend's insert behind :meth:`enqueue` (the queue's own SQL)."""
         ...
 
     def claim(self) -> Job | None:

@@ -21,20 +21,12 @@ __all__ = [
     "NotificationRefused",
     "accept_notification",
     "claude_projects",
-    "validate_transcript",
 ]
 
 
 def claude_projects(env: Any = None) -> Path:
     """The Claude Code projects folder (hook and HTTP paths must lie inside it)."""
     return get_agent("claude-code").transcripts_root(env)
-
-
-def validate_transcript(path_text: Any, projects: Path | None = None) -> Path:
-    """The resolved Claude Code transcript path, or NotificationRefused saying why not."""
-    from memloom.agents.claude_code.payload import validate_transcript as validate
-
-    return validate(path_text, projects)
 
 
 def accept_notification(

@@ -18,14 +18,14 @@ from typing import Any
 
 import psycopg
 
-from memloom.capture.jobs import JOB_COLUMNS, Job
-from memloom.store.base import UnavailableError
+from memloom.capture.jobs import JOB_COLUMNS, Job, JobQueue
+from memloom.errors import UnavailableError
 
 #: First half of the two-key advisory lock held on a running job ("mlq" + 1).
 JOB_LOCK = 0x6D6C7101
 
 
-class PgCaptureQueue:
+class PgCaptureQueue(JobQueue):
     def __init__(self, url: str, *, owner: str = "local", host: str | None = None) -> None:
         from memloom.store.postgres import PostgresStore
 
@@ -35,7 +35,7 @@ class PgCaptureQueue:
             self.db = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.OperationalError as exc:
             raise UnavailableError(f"PostgreSQL: {exc}".strip()) from exc
-        PostgresStore._migrate(self.db)
+        PostgresStore.migrate_schema(self.db)
         self._held: set[int] = set()
 
     def close(self) -> None:
@@ -44,14 +44,9 @@ class PgCaptureQueue:
     def _mine(self) -> tuple[str, list[Any]]:
         return "owner = %s AND host = %s", [self.owner, self.host]
 
-    def enqueue(
-        self,
-        transcript_path: str,
-        session_id: str | None = None,
-        cwd: str | None = None,
-        reason: str | None = None,
+    def insert_job(
+        self, transcript_path: str, session_id: str | None, cwd: str | None, reason: str | None
     ) -> int:
-        """Queue a session; a session already waiting is not queued twice."""
         row = self.db.execute(
             "INSERT INTO capture_jobs (owner, host, transcript_path, session_id, cwd, reason, "
             "enqueued_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "

@@ -21,7 +21,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from memloom.capture.jobs import JOB_COLUMNS, Job
+from memloom.capture.jobs import JOB_COLUMNS, Job, JobQueue
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -61,7 +61,7 @@ def queue_path(home: Path) -> Path:
     return home / "capture.db"
 
 
-class CaptureQueue:
+class CaptureQueue(JobQueue):
     def __init__(self, home: Path) -> None:
         home.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = queue_path(home)
@@ -131,14 +131,9 @@ class CaptureQueue:
         finally:
             os.close(fd)
 
-    def enqueue(
-        self,
-        transcript_path: str,
-        session_id: str | None = None,
-        cwd: str | None = None,
-        reason: str | None = None,
+    def insert_job(
+        self, transcript_path: str, session_id: str | None, cwd: str | None, reason: str | None
     ) -> int:
-        """Queue a session; a session already waiting is not queued twice."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             row = self.db.execute(

@@ -130,7 +130,7 @@ class CaptureWorker:
         found = agent.discover(
             DiscoverOptions(days=self.sweep_days, max_sessions=self.sweep_sessions)
         )
-        rows = self.engine.backend.ledger_get_many([agent.ledger_identity(f) for f in found.files])
+        rows = self.engine.ledger_rows([agent.ledger_identity(f) for f in found.files])
         queue = open_queue(self.home, self.engine.settings)
         queued = 0
         try:

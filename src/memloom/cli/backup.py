@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from memloom.backend_access import embed_texts, open_configured_store, store_of
 from memloom.cli._common import CliError, emit_json
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
@@ -31,8 +30,7 @@ def export(
     """Write the whole store as JSON lines: every version of every memory, provenance,
     conflicts and the import ledger (restore it with `memloom import-backup`)."""
     import memloom
-    from memloom.backup import dump
-    from memloom.store.sqlite import create_private_file
+    from memloom.admin import create_private_file
 
     if output is not None:
         if output.exists():
@@ -40,10 +38,10 @@ def export(
         create_private_file(output)
     with memloom.open(ctx.obj.home and str(ctx.obj.home), check_embedder=False) as m:
         if output is None:
-            dump(store_of(m), sys.stdout, embeddings=embeddings, version=memloom.__version__)
+            m.dump_backup(sys.stdout, embeddings=embeddings, version=memloom.__version__)
             return
         with output.open("w", encoding="utf-8") as fh:
-            report = dump(store_of(m), fh, embeddings=embeddings, version=memloom.__version__)
+            report = m.dump_backup(fh, embeddings=embeddings, version=memloom.__version__)
     typer.echo(
         f"exported {report.memories} memories, {report.provenance} provenance rows, "
         f"{report.conflicts} conflicts, {report.ledger} ledger entries to {output}",
@@ -59,17 +57,11 @@ def import_backup(
     """Restore a backup into this store (checked in full first; rows already here are
     kept, so it is safe to run again). Vectors missing from the backup are computed."""
     import memloom
-    from memloom.backup import restore
 
     if not path.is_file():
         raise CliError(f"no backup file at {path}")
     with memloom.open(ctx.obj.home and str(ctx.obj.home), check_embedder=False) as m:
-        report = restore(
-            store_of(m),
-            path,
-            embed=lambda texts: embed_texts(m, texts),
-            embedder=m.embedder.fingerprint if m.can_embed else None,
-        )
+        report = m.restore_backup(path)
     if json_:
         emit_json(asdict(report))
         return
@@ -87,14 +79,10 @@ def backup(
 ) -> None:
     """A consistent copy of the live SQLite store, while the daemon and hooks keep
     writing (SQLite's online backup). For PostgreSQL use pg_dump."""
-    from memloom.backup import online_copy
+    from memloom.admin import online_backup
     from memloom.config import load_settings
 
-    store = open_configured_store(load_settings(ctx.obj.home))
-    try:
-        count = online_copy(store, dest)
-    finally:
-        store.close()
+    count = online_backup(load_settings(ctx.obj.home), dest)
     if json_:
         emit_json({"path": str(dest), "memories": count})
     else:

@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from memloom.backend_access import stored_embedder
 from memloom.cli._common import (
     SENSITIVITY_NAMES,
     CliError,
@@ -331,7 +330,7 @@ def reembed(ctx: typer.Context, json_: JsonOpt = False) -> None:
 
     m = memloom.open(home_arg(ctx), check_embedder=False)
     try:
-        before = stored_embedder(m)
+        before = m.embedder_fingerprint()
         result = m.reembed()
     finally:
         m.close()

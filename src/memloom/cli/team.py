@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
 
-from memloom.backend_access import open_configured_store
 from memloom.cli._common import CliError, console_err, emit_json
 
 tokens_app = typer.Typer(
@@ -22,16 +20,12 @@ tokens_app = typer.Typer(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead.")]
 
 
-def _shared_store(ctx: typer.Context) -> Any:
-    """The configured store, which must be PostgreSQL (tokens live in it)."""
+def _admin(ctx: typer.Context, job: str, *args: Any) -> Any:
+    """Run one of :mod:`memloom.admin`'s token jobs on the configured (shared) store."""
+    from memloom import admin
     from memloom.config import load_settings
 
-    settings = load_settings(ctx.obj.home)
-    if not settings.is_postgres:
-        raise CliError(
-            "API tokens need a shared PostgreSQL store: set MEMLOOM_DATABASE_URL=postgresql://…"
-        )
-    return open_configured_store(replace(settings, owner=None))
+    return getattr(admin, job)(load_settings(ctx.obj.home), *args)
 
 
 def _when(ts: float | None) -> str:
@@ -69,11 +63,7 @@ def tokens_create(
     scopes = [s.strip() for s in share or [] if s.strip()]
     if not owner:
         raise CliError("--owner must not be empty")
-    store = _shared_store(ctx)
-    try:
-        row, secret = store.token_create(owner, scopes, name)
-    finally:
-        store.close()
+    row, secret = _admin(ctx, "create_token", owner, scopes, name)
     if json_:
         emit_json({**_doc(row), "token": secret})
         return
@@ -91,11 +81,7 @@ def tokens_create(
 def tokens_list(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Every token (never the secrets)."""
 
-    store = _shared_store(ctx)
-    try:
-        rows = store.token_list()
-    finally:
-        store.close()
+    rows = _admin(ctx, "list_tokens")
     if json_:
         emit_json({"tokens": [_doc(r) for r in rows]})
         return
@@ -122,11 +108,7 @@ def tokens_revoke(
 ) -> None:
     """Revoke a token: requests carrying it get 401 from then on."""
 
-    store = _shared_store(ctx)
-    try:
-        row = store.token_revoke(token_id)
-    finally:
-        store.close()
+    row = _admin(ctx, "revoke_token", token_id)
     if json_:
         emit_json(_doc(row))
     else:
@@ -149,7 +131,7 @@ def migrate_command(
     from dataclasses import asdict
 
     from memloom.config import load_settings, redact_url
-    from memloom.store.base import LOCAL_OWNER, Principal
+    from memloom.store.base import LOCAL_OWNER
 
     if not to.startswith(("postgresql://", "postgres://")):
         raise CliError("--to must be a postgresql:// URL")
@@ -158,23 +140,18 @@ def migrate_command(
         raise CliError("the configured store is not SQLite; unset MEMLOOM_DATABASE_URL")
     if not settings.sqlite_path.exists():
         raise CliError(f"no SQLite store at {settings.sqlite_path}")
-    from memloom.store.migrate import migrate
-    from memloom.store.postgres import PostgresStore
-    from memloom.store.sqlite import SQLiteStore
+    from rich.progress import Progress
 
-    source = SQLiteStore(settings.sqlite_path)
-    try:
-        target = PostgresStore(to, principal=Principal(owner or settings.owner or LOCAL_OWNER))
-        try:
-            from rich.progress import Progress
+    from memloom.admin import migrate_to_postgres
 
-            with Progress(console=console_err(), transient=True, disable=json_) as bar:
-                task = bar.add_task("copying memories", total=source.count())
-                report = migrate(source, target, lambda done, _: bar.update(task, completed=done))
-        finally:
-            target.close()
-    finally:
-        source.close()
+    with Progress(console=console_err(), transient=True, disable=json_) as bar:
+        task = bar.add_task("copying memories", total=None)
+        report = migrate_to_postgres(
+            settings.sqlite_path,
+            to,
+            owner or settings.owner or LOCAL_OWNER,
+            lambda done, total: bar.update(task, completed=done, total=total),
+        )
     if json_:
         emit_json(asdict(report))
         return

@@ -137,7 +137,9 @@ class Activity:
         side, read from the session file if it still exists (redacted as on import)."""
         from pathlib import Path
 
-        from memloom.sessions.parse import parse_bytes
+        from memloom.agents import get_agent
+
+        agent = get_agent()  # the agent whose session files provenance rows cite
 
         doc = self.get(memory_id)
         out = []
@@ -161,7 +163,7 @@ class Activity:
                             break
                         if number >= first:
                             chunk += raw
-                parsed = parse_bytes(bytes(chunk), first_line=first, final=True)
+                parsed = agent.read_bytes(bytes(chunk), first_line=first, final=True)
                 for unit in parsed.units:
                     text, _ = self.ctx.detector.redact(unit.text)
                     entry["lines"].append(

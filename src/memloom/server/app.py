@@ -18,7 +18,6 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 import memloom
-from memloom.backend_access import ledger_stats, token_lookup, tokens_exist
 from memloom.config import redact_url
 from memloom.engine import Memloom
 from memloom.models import (
@@ -441,7 +440,7 @@ def create_app(
                     "embedder": m.embedder.fingerprint,
                     "database": redact_url(m.settings.database_url),
                 },
-                "imports": ledger_stats(m),
+                "imports": m.ledger_stats(),
                 "llm": getattr(m.llm, "description", None),
                 "daemon": services.status() if services is not None else None,
                 "time": time.time(),
@@ -474,14 +473,14 @@ def create_app(
 
     app.state.engines = EngineScopes(engine)
     wrapped: Any = JsonBodies(app)
-    lookup = token_lookup(engine)
+    lookup = engine.token_principal if engine.supports_tokens else None
     if token or lookup is not None:
         # The viewer's files hold no data; the page asks for the token and sends it itself.
         wrapped = BearerAuth(
             wrapped,
             token,
             lookup=lookup,
-            tokens_exist=tokens_exist(engine),
+            tokens_exist=engine.has_tokens if engine.supports_tokens else None,
             open_paths=("/health", "/"),
             open_prefixes=("/viewer/",),
         )

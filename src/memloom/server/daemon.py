@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import memloom
-from memloom.backend_access import has_tokens
 from memloom.daemon_record import (
     is_loopback,
     read_daemon,
@@ -216,7 +215,7 @@ def serve(
 
     engine = memloom.open(settings=settings)
     try:
-        tokens = has_tokens(engine)
+        tokens = engine.has_tokens()
         if not is_loopback(host) and not (token or tokens):
             raise DaemonError(
                 f"refusing to listen on {host} without a token: set MEMLOOM_API_TOKEN, pass "

@@ -11,17 +11,17 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError as PydanticError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memloom.config import ConfigError
-from memloom.embed import EmbeddingError
-from memloom.engine import ValidationError
 from memloom.error_text import describe_validation
-from memloom.store.base import (
+from memloom.errors import (
+    ConfigError,
     ConflictStateError,
     DimensionError,
+    EmbeddingError,
     NotFoundError,
     ReadOnlyError,
     StoreError,
     UnavailableError,
+    ValidationError,
 )
 
 log = logging.getLogger("memloom.server")

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from memloom.store.base import UnavailableError
+from memloom.errors import UnavailableError
 
 log = logging.getLogger("memloom.server")
 

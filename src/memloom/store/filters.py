@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from memloom.store.base import MemoryRow
     from memloom.store.dialect import Dialect
 
 ProjectMode = Literal["any", "exact", "scoped"]
@@ -69,8 +68,9 @@ class SearchFilter:
             out.append(Clause("unset_or_after", "expires_at", self.alive_at))
         return out
 
-    def matches(self, row: MemoryRow, now: float) -> bool:
-        """This filter applied in Python to one row; the TTL is judged at ``now``."""
+    def matches(self, row: Any, now: float) -> bool:
+        """This filter applied in Python to one row (a ``MemoryRow``: any object with
+        the clauses' columns as attributes); the TTL is judged at ``now``."""
         return all(holds(c, getattr(row, c.column), now) for c in self.clauses())
 
 

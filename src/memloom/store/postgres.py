@@ -206,9 +206,6 @@ class PostgresStore(SQLStore):
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
 
-    #: The old name (capture/pg_queue.py calls it).
-    _migrate = migrate_schema
-
     @property
     def schema_version(self) -> int:
         with self._conn() as conn:
