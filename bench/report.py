@@ -234,6 +234,30 @@ def hooks_section() -> str:
     )
 
 
+def ab_section() -> str:
+    doc = load("ab")
+    if not doc:
+        return missing("ab", "python bench/ab.py --before REV")
+    out = [
+        f"`python bench/ab.py --before {doc['before']} --after {doc['after']} "
+        f"--rounds {doc['rounds']}`: {doc['before']} (before) and {doc['after']} (after), "
+        f"each benchmark run alternately on both in one session, median of "
+        f"{doc['rounds']} rounds; {doc['seconds']} s in all, load average "
+        f"{doc['load_average_start'][0]} at the start and {doc['load_average_end'][0]} "
+        "at the end (2 cores).",
+        "",
+        "| bench | metric | before | after | after / before |",
+        "|---|---|---|---|---|",
+    ]
+    for r in doc["rows"]:
+        better = "higher is better" if r["higher_is_better"] else "lower is better"
+        out.append(
+            f"| {r['bench']} | {r['metric']} | {r['before']:g} | {r['after']:g} "
+            f"| {r['ratio']} ({better}) |"
+        )
+    return "\n".join(out) + "\n"
+
+
 def embed_section() -> str:
     r = load("embed")
     if not r:
@@ -650,6 +674,9 @@ A real `memloom serve` on 127.0.0.1 driven by a loopback load generator.
 ## Claude Code hooks as whole processes (`bench/hooks.py`)
 
 {hooks}
+## Before and after a change, side by side (`bench/ab.py`)
+
+{ab}
 ## Embedding model (`bench/embed.py`)
 
 {embed}
@@ -670,6 +697,7 @@ def render(size: str | None = None) -> Path:
         api=api_section(),
         import_=import_section(),
         hooks=hooks_section(),
+        ab=ab_section(),
         embed=embed_section(),
         redact=redact_section(),
     )
