@@ -322,6 +322,9 @@ class ProvenanceInfo(BaseModel):
     start_line: int | None
     end_line: int | None
     excerpt: str | None
+    #: The coding agent the session belongs to (claude-code, codex, gemini-cli,
+    #: copilot-cli, aider); None for memories imported before agents were recorded.
+    agent: str | None = None
 
 
 class RecalledMemory(BaseModel):

@@ -132,6 +132,18 @@ def test_real_transcript_gets_memories_with_provenance_and_a_ledger_row(m, model
     assert not any("tool_use" in line["text"] for line in payload["lines"])
 
 
+def test_memories_and_provenance_name_the_agent(m, model, tmp_path):
+    """Memories carry the agent as ``source``; each provenance row names it too."""
+    path = session_path(tmp_path / "claude" / "projects")
+    write_session(path, [("user", "REMEMBER: the API listens on port 8080")])
+    m.import_sessions([path])
+    (doc,) = active(m)
+    assert doc.source == "claude-code"
+    (prov,) = m.get(doc.id).provenance
+    assert prov.agent == "claude-code"
+    assert m.get(doc.id).model_dump()["provenance"][0]["agent"] == "claude-code"
+
+
 def test_dry_run_calls_and_writes_nothing(m, model, tmp_path):
     path = write_session(session_path(tmp_path), [("user", "REMEMBER: staging is on port 5433")])
     report = m.import_sessions([path], dry_run=True)

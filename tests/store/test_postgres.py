@@ -363,7 +363,7 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 (f"m{i}", owner, f"m{i}"),
             )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 2
+    assert store.schema_version == len(MIGRATIONS) == 3
     assert store.count() == 3
     assert store.scoped(Principal("alice")).count() == 2
     store.close()

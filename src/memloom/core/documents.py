@@ -62,6 +62,7 @@ def provenance_info(p: ProvenanceRow) -> ProvenanceInfo:
         start_line=p.start_line,
         end_line=p.end_line,
         excerpt=p.excerpt,
+        agent=p.agent,
     )
 
 

@@ -567,6 +567,7 @@ class Importer:
                 start_line=start,
                 end_line=end,
                 excerpt=excerpt,
+                agent=self.agent.name,
             )
             before = progress.row
             self.journal.begin(origin, progress)

@@ -133,6 +133,9 @@ class ProvenanceRow:
     end_line: int | None
     excerpt: str | None
     created_at: float = 0.0
+    #: The coding agent whose session it came from (``claude-code``, ``codex``…);
+    #: None for rows written before agents were recorded.
+    agent: str | None = None
 
 
 @dataclass

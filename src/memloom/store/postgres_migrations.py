@@ -172,4 +172,8 @@ MIGRATIONS: list[str] = [
     CREATE TABLE owner_counts (owner TEXT PRIMARY KEY, memories BIGINT NOT NULL);
     INSERT INTO owner_counts (owner, memories) SELECT owner, COUNT(*) FROM memories GROUP BY owner;
     """,
+    # 3: which coding agent a provenance row's session belongs to
+    """
+    ALTER TABLE provenance ADD COLUMN agent TEXT;
+    """,
 ]

@@ -78,6 +78,7 @@ PROVENANCE_FIELDS = (
     "end_line",
     "excerpt",
     "created_at",
+    "agent",
 )
 LEDGER_FIELDS = (
     "path",
@@ -559,6 +560,7 @@ class SQLStore:
                 row.end_line,
                 row.excerpt,
                 row.created_at or time.time(),
+                row.agent,
             ),
         )
 

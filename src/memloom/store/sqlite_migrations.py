@@ -135,4 +135,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX memories_session ON memories (session_id, rowid)
         WHERE session_id IS NOT NULL;
     """,
+    # 6: which coding agent a provenance row's session belongs to
+    """
+    ALTER TABLE provenance ADD COLUMN agent TEXT;
+    """,
 ]
