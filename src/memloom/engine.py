@@ -206,9 +206,17 @@ class Memloom:
         progress: Any = None,
         allow_call: Any = None,
         llm: Any = None,
+        agent: str | None = None,
     ) -> Any:
-        """Distill Claude Code transcripts into memories (see ``memloom.sessions``)."""
-        from memloom.sessions.importer import Importer, ImportOptions
+        """Distill coding agents' sessions into memories (see ``memloom.sessions``).
+
+        ``agent``: one agent's registry name (``claude-code``, ``codex``, …), or None /
+        ``"all"`` for every agent found on this machine; ``paths`` given, each file goes
+        to the agent that recognises it. ``root`` (one agent's home) implies Claude Code
+        unless ``agent`` names another.
+        """
+        from memloom.agents import DEFAULT_AGENT
+        from memloom.sessions.importer import ImportOptions, import_agents
 
         options = ImportOptions(
             paths=[Path(p) for p in paths] if paths else None,
@@ -221,7 +229,9 @@ class Memloom:
             progress=progress,
             allow_call=allow_call,
         )
-        return Importer(self, llm or self.llm, options).run()
+        if root is not None and agent in (None, "all"):
+            agent = DEFAULT_AGENT
+        return import_agents(self, llm or self.llm, options, agent)
 
     def resolve_id(self, memory_id: str) -> str:
         """Accept a unique prefix (at least 4 characters) as people type ids by hand."""

@@ -137,3 +137,57 @@ def test_importer_keys_reads_and_labels_through_the_adapter(tmp_path, monkeypatc
         assert again.sessions == 0 and again.skipped["up_to_date"] == 1
     finally:
         m.close()
+
+
+class MarkedAgent(ClaudeCode):
+    """Claude Code's reader, but it claims only files whose first record says so, and
+    has its own home: a stand-in second agent for routing tests."""
+
+    name = "marked"
+
+    def recognises(self, head: bytes) -> bool:
+        return head.startswith(b'{"marked": true}')
+
+    def found(self, env=None) -> bool:
+        return False
+
+
+def test_import_routes_each_path_file_to_the_agent_that_recognises_it(
+    tmp_path,
+    monkeypatch,
+    model,  # noqa: F811
+):
+    # Asked first: its files are Claude Code transcripts under a marker line.
+    marked_first = {MarkedAgent.name: f"{__name__}:MarkedAgent", **agents.ADAPTERS}
+    monkeypatch.setattr(agents, "ADAPTERS", marked_first)
+    projects = tmp_path / "claude" / "projects" / "-home-dev-acme"
+    plain = write_session(projects / f"{uuid.uuid4()}.jsonl", [("user", "REMEMBER: port 5433")])
+    marked = projects / f"{uuid.uuid4()}.jsonl"
+    marked.write_bytes(b'{"marked": true}\n')
+    write_session(marked, [("user", "REMEMBER: the cache is redis")])
+    m = memloom.open(home=str(tmp_path / "home"))
+    try:
+        report = m.import_sessions([plain, marked])
+        assert report.agents == ["marked", "claude-code"]
+        assert sorted((s.agent, Path(s.path).name) for s in report.per_session) == sorted(
+            [("claude-code", plain.name), ("marked", marked.name)]
+        )
+        sources = sorted(mem.source for mem in m.list({"limit": 10}).memories)
+        assert sources == ["claude-code", "marked"]
+        assert report.sessions == 2 and report.saved == 2  # the two runs' counts add up
+        # Named explicitly, another agent's file is left out and counted.
+        only = m.import_sessions([marked], agent="claude-code", force=True)
+        assert only.sessions == 0 and only.skipped["not_transcripts"] == 1
+        with pytest.raises(ValueError, match="unknown agent 'nope'"):
+            m.import_sessions([plain], agent="nope")
+    finally:
+        m.close()
+
+
+def test_claude_code_recognises_its_transcripts_and_nothing_else(tmp_path):
+    claude = ClaudeCode()
+    real = write_session(tmp_path / f"{uuid.uuid4()}.jsonl", [("user", "hello")])
+    assert claude.recognises(real.read_bytes())
+    assert not claude.recognises(b'{"timestamp": "x", "type": "session_meta", "payload": {}}\n')
+    assert not claude.recognises(b'{"type": [false]}\n[1, 2]\nnot json\n')
+    assert not claude.recognises(b"[" * 100_000)

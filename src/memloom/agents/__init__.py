@@ -10,10 +10,19 @@ Standard library only: the hook fast path imports this package.
 from __future__ import annotations
 
 import importlib
+import os
 
 from memloom.agents.base import Agent
 
-__all__ = ["ADAPTERS", "DEFAULT_AGENT", "Agent", "agent_names", "get_agent"]
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_AGENT",
+    "Agent",
+    "agent_for_file",
+    "agent_names",
+    "found_agents",
+    "get_agent",
+]
 
 DEFAULT_AGENT = "claude-code"
 
@@ -41,3 +50,22 @@ def get_agent(name: str = DEFAULT_AGENT) -> Agent:
         module, _, attr = where.partition(":")
         agent = _loaded[where] = getattr(importlib.import_module(module), attr)()
     return agent
+
+
+def found_agents() -> tuple[str, ...]:
+    """The agents whose home exists on this machine (what a default import covers)."""
+    return tuple(name for name in ADAPTERS if get_agent(name).found())
+
+
+def agent_for_file(path: str | os.PathLike[str]) -> str | None:
+    """The agent whose session file ``path`` is, by its content; None if no adapter
+    recognises it (or it cannot be read)."""
+    from memloom.agents.base import SNIFF_BYTES
+    from memloom.agents.files import open_regular
+
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError:
+        return None
+    return next((name for name in ADAPTERS if get_agent(name).recognises(head)), None)

@@ -24,6 +24,7 @@ __all__ = [
     "MEMLOOM_CONTEXT_CLOSE",
     "MEMLOOM_CONTEXT_OPEN",
     "SKIP_REASONS",
+    "SNIFF_BYTES",
     "Agent",
     "DiscoverOptions",
     "Discovery",
@@ -52,6 +53,9 @@ SKIP_REASONS = (
 )
 
 Env = Mapping[str, str]
+
+#: How much of a file :meth:`Agent.recognises` is shown.
+SNIFF_BYTES = 64 * 1024
 
 
 @dataclass
@@ -192,6 +196,11 @@ class Agent(Protocol):
 
     def read_bytes(self, data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
         """The same reading of bytes already in memory (re-read context, cited lines)."""
+        ...
+
+    def recognises(self, head: bytes) -> bool:
+        """Whether a file whose first bytes (up to :data:`SNIFF_BYTES`) are ``head`` is
+        one of this agent's session files, judged by its content (``--path`` files)."""
         ...
 
     def ledger_identity(self, file: SessionFile) -> str:

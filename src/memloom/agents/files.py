@@ -12,7 +12,13 @@ from typing import Any
 
 from memloom.errors import NotificationRefused
 
-__all__ = ["MAX_NAME_BYTES", "MAX_PATH_CHARS", "check_transcript_path", "open_regular"]
+__all__ = [
+    "MAX_NAME_BYTES",
+    "MAX_PATH_CHARS",
+    "check_transcript_path",
+    "head_records",
+    "open_regular",
+]
 
 #: Longest transcript_path accepted (Linux PATH_MAX) and longest path component (NAME_MAX).
 MAX_PATH_CHARS = 4096
@@ -84,3 +90,19 @@ def check_transcript_path(
     if not stat.S_ISREG(mode):
         raise NotificationRefused(f"not a regular file: {path}")
     return path
+
+
+def head_records(head: bytes, limit: int = 20) -> list[dict[str, Any]]:
+    """The JSON objects on the first complete lines of ``head`` (what content sniffing
+    looks at); lines that are not JSON objects are passed over."""
+    import json
+
+    out: list[dict[str, Any]] = []
+    for line in head.split(b"\n")[:-1][:limit] if b"\n" in head else [head]:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out

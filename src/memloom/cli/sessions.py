@@ -10,7 +10,7 @@ import typer
 from memloom.cli._common import JsonOpt, console, console_err, emit_json, home_arg, project_name
 
 import_app = typer.Typer(
-    help="Bring memories in from elsewhere (Claude Code sessions).", no_args_is_help=True
+    help="Bring memories in from elsewhere (coding agents' sessions).", no_args_is_help=True
 )
 
 
@@ -36,9 +36,17 @@ def import_sessions(
         typer.Option("--dry-run", help="Show what would be distilled; call and write nothing."),
     ] = False,
     force: Annotated[bool, typer.Option(help="Reprocess sessions already imported.")] = False,
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--agent",
+            help="claude-code, codex, gemini, copilot, aider, or all (every agent found).",
+        ),
+    ] = "all",
     json_: JsonOpt = False,
 ) -> None:
-    """Distill Claude Code transcripts (~/.claude/projects) into typed memories.
+    """Distill coding agents' sessions (Claude Code, Codex, Gemini CLI, Copilot CLI,
+    Aider) into typed memories; a --path file is recognised by its content.
 
     Secrets are redacted before anything is sent to the LLM or stored. Each
     session is read once: the next run only reads what was added since.
@@ -59,6 +67,7 @@ def import_sessions(
                 dry_run=dry_run,
                 force=force,
                 progress=progress,
+                agent=_agent_name(agent),
             )
     if json_:
         emit_json(report)
@@ -66,6 +75,18 @@ def import_sessions(
         _print_import(report)
     if report.stopped:
         raise typer.Exit(2)
+
+
+def _agent_name(agent: str) -> str:
+    """The registry name for ``--agent``, or a usage error listing the known ones."""
+    from memloom.agents import agent_names
+
+    if agent != "all" and agent not in agent_names():
+        raise typer.BadParameter(
+            f"unknown agent {agent!r}; choose from {', '.join([*agent_names(), 'all'])}",
+            param_hint="--agent",
+        )
+    return agent
 
 
 class _ImportProgress:
@@ -101,7 +122,8 @@ class _ImportProgress:
             return
         kind = event["event"]
         if kind == "discovered":
-            self.sessions_task = self.progress.add_task("sessions", total=event["files"])
+            label = f"{event['agent']} sessions" if event.get("agent") else "sessions"
+            self.sessions_task = self.progress.add_task(label, total=event["files"])
         elif kind == "session_start":
             name = Path(event["path"]).name[:8]
             if self.chunk_task is not None:
@@ -117,7 +139,8 @@ def _print_import(report: Any) -> None:
     out = console()
     for s in report.per_session:
         where = project_name(s.project)
-        line = f"{s.status:<10} {Path(s.path).name[:8]}  {where[:28]:<28} "
+        line = f"{s.status:<10} {(s.agent or '')[:11]:<11} {Path(s.path).name[:8]}  "
+        line += f"{where[:28]:<28} "
         if s.status == "dry_run":
             line += f"{s.units} lines, {s.chunks} chunks, {s.chars:,} chars"
         else:

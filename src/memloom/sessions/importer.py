@@ -69,6 +69,8 @@ Progress = Callable[[dict[str, Any]], None]
 
 class SessionReport(BaseModel):
     path: str
+    #: The coding agent the session belongs to (a name in memloom.agents.agent_names()).
+    agent: str | None = None
     session_id: str | None = None
     project: str | None = None
     status: str = "imported"  # imported | up_to_date | dry_run | partial | failed | empty
@@ -115,7 +117,26 @@ class ImportReport(BaseModel):
     dry_run: bool = False
     stopped: str | None = None
     elapsed_s: float = 0.0
+    #: The agents this run read, in order.
+    agents: list[str] = Field(default_factory=list)
     per_session: list[SessionReport] = Field(default_factory=list)
+
+    def absorb(self, other: ImportReport) -> None:
+        """Add another agent's run to this one (counts add up; sessions are appended)."""
+        for name, value in other:
+            mine = getattr(self, name)
+            if isinstance(value, bool) or name in ("llm", "offline", "dry_run", "stopped"):
+                continue
+            if isinstance(value, float):
+                setattr(self, name, round(mine + value, 3))
+            elif isinstance(value, int):
+                setattr(self, name, mine + value)
+            elif isinstance(value, dict):
+                for key, count in value.items():
+                    mine[key] = mine.get(key, 0) + count
+            elif isinstance(value, list):
+                mine.extend(value)
+        self.stopped = self.stopped or other.stopped
 
 
 @dataclass
@@ -271,6 +292,7 @@ class Importer:
             llm=getattr(llm, "description", getattr(llm, "name", "")),
             offline=bool(getattr(llm, "offline", False)),
             dry_run=options.dry_run,
+            agents=[options.agent],
         )
         self.journal = _Journal(engine.backend)
         self.pipeline = engine.belief_pipeline(
@@ -303,7 +325,12 @@ class Importer:
             self.report.skipped[reason] = self.report.skipped.get(reason, 0) + count
         key = self.agent.ledger_identity
         rows = self.engine.backend.ledger_get_many([key(f) for f in found.files])
-        self._emit("discovered", files=len(found.files), skipped=dict(self.report.skipped))
+        self._emit(
+            "discovered",
+            agent=self.agent.name,
+            files=len(found.files),
+            skipped=dict(self.report.skipped),
+        )
         for file in found.files:
             try:
                 session = self._session(file, rows.get(key(file)))
@@ -324,7 +351,9 @@ class Importer:
         path = file.path
         key = self.agent.ledger_identity(file)  # the ledger row's and seen records' key
         plan = ledger_mod.plan(path, file.size, file.mtime, row, force=self.opt.force)
-        rep = SessionReport(path=str(path), session_id=file.session_id, reason=plan.reason)
+        rep = SessionReport(
+            path=str(path), agent=self.agent.name, session_id=file.session_id, reason=plan.reason
+        )
         if plan.action == "skip":
             self.report.skipped["up_to_date"] += 1
             self._emit("session_skipped", path=str(path), reason=plan.reason)
@@ -474,7 +503,11 @@ class Importer:
         log.warning("could not read %s: %s", file.path, exc)
         self.report.skipped["unreadable"] += 1
         return SessionReport(
-            path=str(file.path), session_id=file.session_id, status="failed", error=f"{exc}"
+            path=str(file.path),
+            agent=self.agent.name,
+            session_id=file.session_id,
+            status="failed",
+            error=f"{exc}",
         )
 
     @staticmethod
@@ -648,3 +681,59 @@ def _hash_upto(path: Path, length: int) -> Any:
 
 
 __all__ = ["Counter", "ImportOptions", "ImportReport", "Importer", "SessionReport"]
+
+
+def import_agents(
+    engine: ImportEngine, llm: LLM, options: ImportOptions, agent: str | None = None
+) -> ImportReport:
+    """One import over several agents: ``agent`` names one (a registry name), or None /
+    ``"all"`` for every agent found on this machine. ``options.paths`` given: each file
+    goes to the agent that recognises its content (:func:`memloom.agents.agent_for_file`),
+    each folder to every agent (each finds its own files there); a file no agent
+    recognises goes to the default agent (Claude Code), whose reader counts what it
+    cannot parse; a file of another agent than the one named is counted under
+    ``not_transcripts``."""
+    from memloom.agents import agent_for_file, agent_names, found_agents
+
+    every = agent is None or agent == "all"
+    if not every and agent not in agent_names():
+        raise ValueError(f"unknown agent {agent!r} (known: {', '.join(agent_names())}, all)")
+    runs: list[tuple[str, list[Path] | None]] = []
+    unrecognised = 0
+    if options.paths:
+        names = list(agent_names()) if every else [agent]
+        by_agent: dict[str, list[Path]] = {n: [] for n in names}
+        for path in (Path(p) for p in options.paths):
+            if path.is_dir():
+                for name in names:
+                    by_agent[name].append(path)
+                continue
+            owner = agent_for_file(path) if path.exists() else None
+            if owner is None:
+                # Named explicitly, that agent's reader decides; otherwise the default
+                # agent's, which skips and counts what it cannot parse (as before agents).
+                owner = DEFAULT_AGENT if every else agent
+            if owner in by_agent:
+                by_agent[owner].append(path)
+            else:
+                unrecognised += 1  # recognised as another agent's than the one named
+        runs = [(name, paths) for name, paths in by_agent.items() if paths]
+    else:
+        runs = [(name, None) for name in (found_agents() if every else [agent])]
+    total: ImportReport | None = None
+    for name, paths in runs:
+        report = Importer(engine, llm, replace(options, agent=name, paths=paths)).run()
+        if total is None:
+            total = report
+        else:
+            total.absorb(report)
+        if report.stopped:
+            break
+    if total is None:
+        total = ImportReport(
+            llm=getattr(llm, "description", getattr(llm, "name", "")),
+            offline=bool(getattr(llm, "offline", False)),
+            dry_run=options.dry_run,
+        )
+    total.skipped["not_transcripts"] = total.skipped.get("not_transcripts", 0) + unrecognised
+    return total

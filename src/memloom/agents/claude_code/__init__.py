@@ -25,6 +25,11 @@ from memloom.agents.claude_code import home as _home
 
 __all__ = ["ClaudeCode"]
 
+#: Record types of a Claude Code transcript (reference: claude-code-transcripts.md).
+_RECORD_TYPES = frozenset(
+    {"user", "assistant", "summary", "system", "queue-operation", "file-history-snapshot"}
+)
+
 
 class ClaudeCode:
     """:class:`memloom.agents.base.Agent` for Claude Code."""
@@ -70,6 +75,17 @@ class ClaudeCode:
         from memloom.agents.claude_code.parse import parse_bytes
 
         return parse_bytes(data, first_line=first_line, final=final)
+
+    def recognises(self, head: bytes) -> bool:
+        """A Claude Code transcript: JSON lines of its record types carrying its ids."""
+        from memloom.agents.files import head_records
+
+        return any(
+            isinstance(kind := r.get("type"), str)
+            and kind in _RECORD_TYPES
+            and ("sessionId" in r or "uuid" in r or "leafUuid" in r)
+            for r in head_records(head)
+        )
 
     def ledger_identity(self, file: SessionFile) -> str:
         """The transcript's path: Claude Code never moves or renames a session file."""
