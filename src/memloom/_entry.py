@@ -1,8 +1,8 @@
 """The ``memloom`` console script.
 
-Claude Code runs ``memloom hook …`` on every prompt and at every session end,
-so those two commands are dispatched here, before the CLI framework (and its
-imports) load: they must start in tens of milliseconds.
+The coding agents run ``memloom hook … [--agent A]`` on every prompt and at
+every session end, so those commands are dispatched here, before the CLI
+framework (and its imports) load: they must start in tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ def main(argv: list[str] | None = None) -> None:
     home = None
     if len(args) >= 2 and args[0] == "--home":
         home, args = args[1], args[2:]
-    if len(args) == 2 and args[0] == "hook" and args[1] in ("notify", "prompt-recall"):
+    fast = len(args) == 2 or (len(args) == 4 and args[2] == "--agent")
+    if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall"):
         from memloom.capture.hooks_cli import run_hook
 
-        sys.exit(run_hook(args[1], home))
+        sys.exit(run_hook(args[1], home, agent=args[3] if len(args) == 4 else None))
     from memloom.cli import main as cli_main
 
     cli_main(argv)

@@ -233,6 +233,11 @@ class Agent(Protocol):
         """Which of memloom's hooks are installed (``readable`` False: settings unreadable)."""
         ...
 
+    def format_context(self, event: Literal["prompt", "session-start"], text: str) -> str:
+        """What the hook prints on stdout so the agent adds ``text`` to the model's
+        context at ``event`` (its own output contract: plain text, or JSON)."""
+        ...
+
     def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
         """The capture hook's stdin payload, checked; ``NotificationRefused`` says why not."""
         ...

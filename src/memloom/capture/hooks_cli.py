@@ -1,4 +1,4 @@
-"""What the installed Claude Code hooks run. Fast, silent on failure, never blocking.
+"""What the installed agents' hooks run. Fast, silent on failure, never blocking.
 
 Both commands exit 0 whatever happens: a memory system must never break the
 user's session. Failures are recorded in ``capture.db``'s event log instead
@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memloom.daemon_record import read_daemon
+
 NOTIFY_TIMEOUT_S = 0.3
 RECALL_TIMEOUT_S = 2.0
 
@@ -20,15 +22,6 @@ RECALL_TIMEOUT_S = 2.0
 def _home(home: str | None) -> Path:
     raw = home or os.environ.get("MEMLOOM_HOME") or "~/.memloom"
     return Path(raw).expanduser().resolve()
-
-
-def _daemon(home: Path) -> dict[str, Any] | None:
-    try:
-        info = json.loads((home / "daemon.json").read_text())
-        os.kill(int(info["pid"]), 0)
-        return info
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def _post(url: str, body: dict[str, Any], timeout: float) -> Any:
@@ -51,15 +44,15 @@ def _read_stdin() -> dict[str, Any]:
     return payload
 
 
-def notify(home: Path) -> None:
+def notify(home: Path, agent: str) -> None:
     from memloom.capture.notify import NotificationRefused, accept_notification
 
     payload = _read_stdin()
     try:
-        queued = accept_notification(home, payload)  # validates, queues, logs
+        queued = accept_notification(home, payload, agent=agent)  # validates, queues, logs
     except NotificationRefused:
         return  # already recorded in the event log
-    daemon = _daemon(home)
+    daemon = read_daemon(home)
     if daemon is not None:
         try:  # wake the worker; the job is already safely queued either way
             body = {**payload, "transcript_path": queued["transcript_path"]}
@@ -68,7 +61,8 @@ def notify(home: Path) -> None:
             _log(home, "hook_wake_failed", str(exc))
 
 
-def prompt_recall(home: Path) -> str:
+def prompt_recall(home: Path, agent: str) -> str:
+    from memloom.agents import get_agent
     from memloom.capture.prompt import format_block, keyword_recall, wants_recall
     from memloom.capture.scope import load_scope
 
@@ -81,7 +75,7 @@ def prompt_recall(home: Path) -> str:
         return ""
     project = payload.get("cwd") or None
     query = {"query": prompt[:2000], "max_results": 5, "project": project, "max_sensitivity": 2}
-    daemon = _daemon(home)
+    daemon = read_daemon(home)
     memories = None
     if daemon is not None:
         try:
@@ -92,7 +86,8 @@ def prompt_recall(home: Path) -> str:
             _log(home, "hook_recall_failed", str(exc))
     if memories is None:
         memories = keyword_recall(home, prompt, project, limit=5)
-    return format_block(memories)
+    block = format_block(memories)
+    return get_agent(agent).format_context("prompt", block) if block else ""
 
 
 def _log(home: Path, kind: str, detail: str) -> None:
@@ -108,13 +103,16 @@ def _log(home: Path, kind: str, detail: str) -> None:
         return
 
 
-def run_hook(name: str, home: str | None) -> int:
+def run_hook(name: str, home: str | None, agent: str | None = None) -> int:
+    """Run hook ``name`` for ``agent`` (default Claude Code); always exit status 0."""
+    from memloom.agents import DEFAULT_AGENT
+
     where = _home(home)
     try:
         if name == "notify":
-            notify(where)
+            notify(where, agent or DEFAULT_AGENT)
         else:
-            block = prompt_recall(where)
+            block = prompt_recall(where, agent or DEFAULT_AGENT)
             if block:
                 sys.stdout.write(block)
                 sys.stdout.flush()

@@ -130,20 +130,27 @@ hook_app = typer.Typer(
 )
 
 
+HookAgent = Annotated[
+    str | None,
+    typer.Option("--agent", help="The agent running the hook (default claude-code)."),
+]
+
+
 @hook_app.command("notify")
-def hook_notify(ctx: typer.Context) -> None:
-    """SessionEnd: queue the finished session for import. Silent; always exits 0."""
+def hook_notify(ctx: typer.Context, agent: HookAgent = None) -> None:
+    """Session or turn end: queue the session for import. Silent; always exits 0."""
     from memloom.capture.hooks_cli import run_hook
 
-    raise typer.Exit(run_hook("notify", home_arg(ctx)))
+    raise typer.Exit(run_hook("notify", home_arg(ctx), agent=agent))
 
 
 @hook_app.command("prompt-recall")
-def hook_prompt_recall(ctx: typer.Context) -> None:
-    """UserPromptSubmit: print relevant memories as background context. Always exits 0."""
+def hook_prompt_recall(ctx: typer.Context, agent: HookAgent = None) -> None:
+    """A prompt was typed: print relevant memories as background context, in the
+    agent's own output format. Always exits 0."""
     from memloom.capture.hooks_cli import run_hook
 
-    raise typer.Exit(run_hook("prompt-recall", home_arg(ctx)))
+    raise typer.Exit(run_hook("prompt-recall", home_arg(ctx), agent=agent))
 
 
 def status(ctx: typer.Context, json_: JsonOpt = False) -> None:

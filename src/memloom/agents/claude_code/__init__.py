@@ -76,6 +76,11 @@ class ClaudeCode:
 
         return parse_bytes(data, first_line=first_line, final=final)
 
+    def format_context(self, event: str, text: str) -> str:
+        """Claude Code adds a UserPromptSubmit or SessionStart hook's plain stdout
+        to the context as it is."""
+        return text
+
     def recognises(self, head: bytes) -> bool:
         """A Claude Code transcript: JSON lines of its record types carrying its ids."""
         from memloom.agents.files import head_records
