@@ -4,6 +4,7 @@ commands the installed hooks run, and ``status``."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -14,25 +15,41 @@ connect_app = typer.Typer(help="Install memloom's hooks into an agent.", no_args
 disconnect_app = typer.Typer(help="Remove memloom's hooks from an agent.", no_args_is_help=True)
 
 
-@connect_app.command("claude-code")
-def connect_claude_code(
-    ctx: typer.Context,
-    project: Annotated[
-        list[str] | None,
-        typer.Option("--project", help="Capture sessions whose project path contains this."),
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Capture every project.")] = False,
-    no_recall: Annotated[
-        bool, typer.Option("--no-recall", help="Do not add memories to new prompts.")
-    ] = False,
-    json_: JsonOpt = False,
-) -> None:
-    """Distill every finished Claude Code session, and bring memories back into prompts.
+#: What each agent's connect installs, for its help text.
+_HOOKS = {
+    "claude-code": (
+        "Claude Code",
+        "a SessionEnd hook (queues the session for import) and a UserPromptSubmit hook "
+        "(adds relevant memories as background) to ~/.claude/settings.json "
+        "($CLAUDE_CONFIG_DIR respected)",
+    ),
+    "codex": (
+        "Codex CLI",
+        "a Stop hook (queues the rollout after each turn; imported once the session is "
+        "quiet) and UserPromptSubmit context to ~/.codex/hooks.json ($CODEX_HOME "
+        "respected), turning on the hooks feature in config.toml where needed. Codex asks "
+        "you to trust new hooks in /hooks",
+    ),
+    "gemini": (
+        "Gemini CLI",
+        "AfterAgent and SessionEnd hooks (queue the chat) and BeforeAgent context to "
+        "~/.gemini/settings.json; the daemon's sweep covers what SessionEnd misses",
+    ),
+    "copilot": (
+        "GitHub Copilot CLI",
+        "a sessionEnd hook (queues the session) to Copilot CLI's hooks file",
+    ),
+}
 
-    Adds a SessionEnd hook (queues the session for import) and a UserPromptSubmit
-    hook (adds up to 5 relevant memories as background) to ~/.claude/settings.json
-    ($CLAUDE_CONFIG_DIR respected). Nothing is captured until you choose a scope.
-    """
+
+def _connect(
+    ctx: typer.Context,
+    agent: str,
+    project: list[str] | None,
+    all_: bool,
+    no_recall: bool,
+    json_: bool,
+) -> None:
     from memloom.capture.connect import connect, memloom_command
     from memloom.capture.scope import Scope, save_scope
     from memloom.config import resolve_home
@@ -44,16 +61,20 @@ def connect_claude_code(
     state: State = ctx.obj
     home = resolve_home(state.home)
     explicit_home = home if (state.home or "MEMLOOM_HOME" in os.environ) else None
-    result = connect(memloom_command(explicit_home), recall=not no_recall)
+    result = connect(memloom_command(explicit_home), recall=not no_recall, agent=agent)
     scope = Scope(all=all_, projects=list(project or []), recall=not no_recall)
     save_scope(home, scope)
     doc = {
+        "agent": agent,
         "settings": str(result.settings_path),
         "changed": result.changed,
         "backup": str(result.backup_path) if result.backup_path else None,
         "hooks": result.events,
         "scope": {"all": scope.all, "projects": scope.projects, "recall": scope.recall},
     }
+    notes = list(getattr(result, "notes", None) or [])
+    if notes:
+        doc["notes"] = notes
     if json_:
         emit_json(doc)
         return
@@ -64,28 +85,79 @@ def connect_claude_code(
     if result.backup_path:
         out.print(f"backup of your previous settings: {result.backup_path}", markup=False)
     out.print(f"capturing {what}; recall into prompts {'off' if no_recall else 'on'}")
+    for note in notes:
+        out.print(f"note: {note}", markup=False)
     out.print(
-        "Sessions are imported by `memloom serve` (or `memloom capture run-once` from cron).\n"
-        "To give Claude Code the memory tools too: claude mcp add memloom -- memloom mcp",
+        "Sessions are imported by `memloom serve` (or `memloom capture run-once` from cron).",
         markup=False,
     )
+    if agent == "claude-code":
+        out.print(
+            "To give Claude Code the memory tools too: claude mcp add memloom -- memloom mcp",
+            markup=False,
+        )
 
 
-@disconnect_app.command("claude-code")
-def disconnect_claude_code(ctx: typer.Context, json_: JsonOpt = False) -> None:
-    """Remove memloom's hooks (only those) and stop capturing."""
-    from memloom.capture.connect import disconnect
+def _disconnect(ctx: typer.Context, agent: str, json_: bool) -> None:
+    from memloom.capture.connect import disconnect, installed_hooks
     from memloom.capture.scope import save_scope
     from memloom.config import resolve_home
 
     state: State = ctx.obj
-    result = disconnect()
-    save_scope(resolve_home(state.home), None)
+    result = disconnect(agent=agent)
+    others = [a for a in _HOOKS if a != agent and any(_quiet(installed_hooks, a).values())]
+    if not others:  # the last connected agent: stop capturing
+        save_scope(resolve_home(state.home), None)
     if json_:
-        emit_json({"settings": str(result.settings_path), "changed": result.changed})
+        emit_json(
+            {"agent": agent, "settings": str(result.settings_path), "changed": result.changed}
+        )
     else:
         verb = "removed from" if result.changed else "were not in"
         console().print(f"memloom's hooks {verb} {result.settings_path}", markup=False)
+
+
+def _quiet(installed: Callable[..., dict[str, bool]], agent: str) -> dict[str, bool]:
+    """An agent's installed hooks, or none when its settings cannot be read."""
+    try:
+        hooks = installed(agent=agent)
+    except Exception:
+        return {}
+    return {k: v for k, v in hooks.items() if k != "readable"}
+
+
+def _register_agent(agent: str, label: str, installs: str) -> None:
+    def connect_agent(
+        ctx: typer.Context,
+        project: Annotated[
+            list[str] | None,
+            typer.Option("--project", help="Capture sessions whose project path contains this."),
+        ] = None,
+        all_: Annotated[bool, typer.Option("--all", help="Capture every project.")] = False,
+        no_recall: Annotated[
+            bool, typer.Option("--no-recall", help="Do not add memories to new prompts.")
+        ] = False,
+        json_: JsonOpt = False,
+    ) -> None:
+        _connect(ctx, agent, project, all_, no_recall, json_)
+
+    connect_agent.__doc__ = (
+        f"Distill every finished {label} session, and bring memories back into prompts.\n\n"
+        f"Adds {installs}. Nothing is captured until you choose a scope."
+    )
+
+    def disconnect_agent(ctx: typer.Context, json_: JsonOpt = False) -> None:
+        _disconnect(ctx, agent, json_)
+
+    disconnect_agent.__doc__ = (
+        "Remove memloom's hooks (only those); the last agent disconnected stops capturing."
+    )
+    connect_app.command(agent)(connect_agent)
+    disconnect_app.command(agent)(disconnect_agent)
+
+
+for _agent, (_label, _installs) in _HOOKS.items():
+    _register_agent(_agent, _label, _installs)
 
 
 capture_app = typer.Typer(help="Work through captured sessions.", no_args_is_help=True)
