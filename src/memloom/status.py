@@ -18,7 +18,7 @@ from memloom.capture.queues import open_queue
 from memloom.capture.scope import load_scope
 from memloom.daemon_record import read_daemon
 
-__all__ = ["FAILURE_KINDS", "capture_summary", "gather"]
+__all__ = ["FAILURE_KINDS", "agents_summary", "capture_summary", "gather"]
 
 #: Event kinds that count as a failure ("last error" in ``memloom status``).
 FAILURE_KINDS = (
@@ -40,6 +40,29 @@ def _event(e: tuple[str, str | None, float] | None) -> dict[str, Any] | None:
     if e is None:
         return None
     return {"kind": e[0], "detail": e[1], "at": e[2], "at_text": _when(e[2])}
+
+
+def agents_summary() -> dict[str, dict[str, Any]]:
+    """Per agent memloom can read: whether its home exists and which hooks are in."""
+    from memloom.agents import agent_names, get_agent
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in agent_names():
+        agent = get_agent(name)
+        try:
+            hooks = agent.installed_hooks()
+            where: str | None = str(agent.settings_path())
+        except Exception as exc:  # an agent without hooks, or settings it cannot read
+            hooks, where = {}, None
+            if not isinstance(exc, NotImplementedError | OSError | ValueError):
+                raise
+        out[name] = {
+            "found": agent.found(),
+            "home": str(agent.home()) if agent.found() else None,
+            "hooks": {k: v for k, v in hooks.items() if k != "readable"},
+            "settings": where,
+        }
+    return out
 
 
 def capture_summary(
@@ -68,6 +91,7 @@ def capture_summary(
             "enabled": scope.enabled,
         },
         "hooks": {**installed_hooks(), "settings": str(settings_path())},
+        "agents": agents_summary(),
         "capture": {
             "queued": pending,
             "last_hook": _event(last_hook),
@@ -99,6 +123,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
             "pid": daemon.get("pid") if daemon else None,
         },
         "hooks": summary["hooks"],
+        "agents": summary["agents"],
         "scope": summary["scope"],
         "capture": summary["capture"],
         "budget": summary["budget"],

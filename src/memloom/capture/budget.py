@@ -47,3 +47,19 @@ class Budget:
     def take(self) -> bool:
         """Count one unattended extraction call; False when today's cap is spent."""
         return bool(self.queue.budget_take(today(), self.cap))
+
+
+#: How often the daemon sweeps every agent's session folders, in minutes.
+DEFAULT_SWEEP_MINUTES = 30
+
+
+def sweep_interval(settings_raw: dict[str, Any] | None = None) -> float:
+    """Seconds between the daemon's sweeps: ``[capture] sweep_minutes`` (default 30)."""
+    raw = (settings_raw or {}).get("capture", {}).get("sweep_minutes", DEFAULT_SWEEP_MINUTES)
+    try:
+        minutes = float(raw)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"[capture] sweep_minutes must be a number, got {raw!r}") from exc
+    if not minutes > 0:
+        raise ValueError("[capture] sweep_minutes must be positive")
+    return minutes * 60

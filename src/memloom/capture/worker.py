@@ -73,7 +73,7 @@ class CaptureWorker:
             queue.close()
 
     def _run_job(self, queue: Any, budget: Budget, job: Any) -> None:
-        from memloom.agents import get_agent
+        from memloom.agents import DEFAULT_AGENT, agent_for_file, get_agent
 
         self.last_run = time.time()
         scope = load_scope(self.home)
@@ -81,7 +81,10 @@ class CaptureWorker:
         if not scope.enabled:
             queue.finish(job.id, "skipped", "capture is not enabled (memloom connect)")
             return
-        project = job.cwd or get_agent().project_of(path)
+        # The job names a file; whose it is, its content says (hooks of every agent
+        # and the sweep share one queue).
+        agent = (agent_for_file(path) if path.exists() else None) or DEFAULT_AGENT
+        project = job.cwd or get_agent(agent).project_of(path)
         if not scope.covers(project):
             queue.finish(job.id, "skipped", f"out of scope: {project or 'unknown project'}")
             queue.log("worker_skipped", f"{path} ({project})")
@@ -90,7 +93,9 @@ class CaptureWorker:
             queue.finish(job.id, "failed", "transcript no longer exists")
             return
         try:
-            report = self.engine.import_sessions([path], allow_call=self._allow(budget))
+            report = self.engine.import_sessions(
+                [path], allow_call=self._allow(budget), agent=agent
+            )
         except Exception as exc:
             self.last_error = f"{path.name}: {exc}"
             queue.finish(job.id, "failed", str(exc))
@@ -119,29 +124,38 @@ class CaptureWorker:
         queue.log("worker_run", f"{path} saved {report.saved}")
 
     def sweep(self) -> int:
-        """Queue in-scope sessions the hooks missed (the ledger makes imported ones free)."""
-        from memloom.agents import get_agent
+        """Queue in-scope sessions the hooks missed, of every agent found (the ledger
+        makes imported ones free). The only capture for agents without hooks (Aider)
+        or whose end hook is not awaited (Gemini SessionEnd)."""
+        from memloom.agents import found_agents, get_agent
         from memloom.agents.base import DiscoverOptions
 
         scope = load_scope(self.home)
         if not scope.enabled:
             return 0
-        agent = get_agent()
-        found = agent.discover(
-            DiscoverOptions(days=self.sweep_days, max_sessions=self.sweep_sessions)
-        )
-        rows = self.engine.ledger_rows([agent.ledger_identity(f) for f in found.files])
+        pending = []
+        for name in found_agents():
+            agent = get_agent(name)
+            try:
+                found = agent.discover(
+                    DiscoverOptions(days=self.sweep_days, max_sessions=self.sweep_sessions)
+                )
+            except OSError as exc:  # one agent's folder unreadable: the others go on
+                log.warning("sweep of %s failed: %s", name, exc)
+                continue
+            rows = self.engine.ledger_rows([agent.ledger_identity(f) for f in found.files])
+            for f in found.files:
+                row = rows.get(agent.ledger_identity(f))
+                if row is None or row.status != "complete" or row.size != f.size:
+                    pending.append(str(f.path))
         queue = open_queue(self.home, self.engine.settings)
         queued = 0
         try:
             # A job whose worker was killed goes back first: then the session is not
             # queued a second time beside it (enqueue skips a session already waiting).
             queue.recover()
-            for f in found.files:
-                row = rows.get(agent.ledger_identity(f))
-                if row is not None and row.status == "complete" and row.size == f.size:
-                    continue
-                queue.enqueue(str(f.path))
+            for path in pending:
+                queue.enqueue(path)
                 queued += 1
             if queued:
                 queue.log("sweep", f"queued {queued} sessions")

@@ -240,6 +240,11 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     h = doc["hooks"]
     hooks = [n for n in ("notify", "prompt_recall") if h.get(n)]
     out.print(f"hooks       {', '.join(hooks) or 'not installed'} ({h['settings']})", markup=False)
+    for name, a in doc.get("agents", {}).items():
+        if name == "claude-code" or not a["found"]:
+            continue
+        on = [k for k, v in a["hooks"].items() if v]
+        out.print(f"  {name:<10}found; hooks {', '.join(on) or 'not installed'}", markup=False)
     sc = doc["scope"]
     scope = "all projects" if sc["all"] else ", ".join(sc["projects"]) or "nothing (not connected)"
     out.print(f"capturing   {scope}", markup=False)

@@ -43,10 +43,13 @@ class Services:
         *,
         decay_interval: float = 3600.0,
         capture: bool = True,
+        sweep_interval: float = 1800.0,
     ) -> None:
         self.engine = engine
         self.home = home
         self.decay_interval = decay_interval
+        #: How often every agent's session folders are swept for sessions no hook queued.
+        self.sweep_interval = sweep_interval
         self.capture = capture
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -130,12 +133,15 @@ class Services:
         from memloom.capture.worker import CaptureWorker
 
         worker = CaptureWorker(self.engine, self.home, should_stop=self._stop.is_set)
-        try:
-            worker.sweep()
-        except Exception as exc:
-            log.exception("startup sweep failed")
-            self.worker_state["last_error"] = str(exc)
+        next_sweep = 0.0  # at start-up, then every sweep_interval
         while not self._stop.is_set():
+            if time.monotonic() >= next_sweep:
+                next_sweep = time.monotonic() + self.sweep_interval
+                try:
+                    worker.sweep()
+                except Exception as exc:
+                    log.exception("sweep failed")
+                    self.worker_state["last_error"] = str(exc)
             try:
                 done = worker.drain()
                 self.worker_state.update(worker.state())
@@ -223,7 +229,14 @@ def serve(
                 "every request then needs 'Authorization: Bearer <token>'"
             )
         engine.embedder.embed_query("warm up")  # the first prompt-recall should not pay for it
-        services = Services(engine, settings.home, decay_interval=decay_interval)
+        from memloom.capture.budget import sweep_interval
+
+        services = Services(
+            engine,
+            settings.home,
+            decay_interval=decay_interval,
+            sweep_interval=sweep_interval(settings.raw),
+        )
         max_body = int(os.environ.get("MEMLOOM_MAX_BODY_BYTES", DEFAULT_MAX_BODY))
         app = create_app(engine, token=token, services=services, max_body=max_body)
         shown = f"[{host}]" if family == socket.AF_INET6 else host
