@@ -194,6 +194,16 @@ class Agent(Protocol):
         """The same reading of bytes already in memory (re-read context, cited lines)."""
         ...
 
+    def open(self, path: Path) -> Any:
+        """The session file's content as a binary file object (``read``/``seek``/``tell``).
+
+        Watermarks (``end_offset``, ``lines_read``) and the ledger's prefix hash are
+        defined on these bytes: the raw file for most agents, the decompressed
+        stream for a compressed session (Codex ``.jsonl.zst``). Never blocks on a
+        FIFO (see :func:`memloom.agents.files.open_regular`).
+        """
+        ...
+
     def ledger_identity(self, file: SessionFile) -> str:
         """What the session's ledger row (and its seen-record ids) are keyed by."""
         ...

@@ -71,6 +71,12 @@ class ClaudeCode:
 
         return parse_bytes(data, first_line=first_line, final=final)
 
+    def open(self, path: Path) -> Any:
+        """The transcript's raw bytes (Claude Code never compresses a session)."""
+        from memloom.agents.files import open_regular
+
+        return open_regular(path)
+
     def ledger_identity(self, file: SessionFile) -> str:
         """The transcript's path: Claude Code never moves or renames a session file."""
         return str(file.path)
