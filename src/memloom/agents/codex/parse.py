@@ -30,12 +30,16 @@ Each message once
 -----------------
 Codex writes every message twice: the model-visible ``response_item`` and a UI
 copy, ``event_msg`` ``user_message``/``agent_message``. The ``response_item`` is
-the source. The ``event_msg`` copies are used only for a role of which the file
-has **no** ``response_item`` message at all (hand-made or unusual files); the
-decision is taken per role over everything read so far, including -- when
-resuming at a watermark -- the part of the file before it. ``response_item``
-messages carrying an ``id`` (newer builds) are also deduplicated by it through
-``seen``.
+the source. The ``event_msg`` copies are used only when the file has **no**
+``response_item`` message at all (hand-made or unusual files, such as the
+compaction sample). The rule is per file, not per message or per role: every
+real rollout has a ``response_item`` user message by line 2 (the injected
+environment context), and Codex writes the ``agent_message`` event a few lines
+*before* its ``response_item`` twin, so any finer rule would emit that event as a
+fallback whenever a read stops between the two and then the twin again on
+resume. When resuming at a watermark, the part of the file before it counts
+too. ``response_item`` messages carrying an ``id`` (newer builds) are also
+deduplicated by it through ``seen``.
 
 Dropped (reason in ``dropped``)
 -------------------------------
@@ -337,16 +341,15 @@ class _Parser:
         self,
         seen: set[str] | None,
         *,
-        ri_user: bool = False,
-        ri_assistant: bool = False,
+        has_items: bool = False,
     ) -> None:
         self.seen: set[str] = seen if seen is not None else set()
         self.res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0))
         self.dropped = self.res.dropped
         self.units = self.res.units
-        #: the file has response_item messages of this role (so event copies are twins)
-        self.ri = {"user": ri_user, "assistant": ri_assistant}
-        self.copies: list[Unit] = []  # event_msg messages, kept only for roles without ri
+        #: the file has response_item messages (so event_msg messages are their twins)
+        self.has_items = has_items
+        self.copies: list[Unit] = []  # event_msg messages: kept only if has_items stays False
         self.meta_seen = False
         self.session_cwd: str | None = None
         self.turn_cwd: str | None = None
@@ -436,7 +439,7 @@ class _Parser:
         if role not in ("user", "assistant"):
             self.dropped["developer" if role in ("developer", "system") else "other"] += 1
             return
-        self.ri[role] = True
+        self.has_items = True
         mid = _str(p.get("id"))
         if mid:
             if mid in self.seen:
@@ -500,10 +503,10 @@ class _Parser:
     def finish(self) -> ParseResult:
         res = self.res
         if self.copies:
-            used = [u for u in self.copies if not self.ri[u.role]]
-            self.dropped["event_copy"] += len(self.copies) - len(used)
-            if used:
-                self.units.extend(used)
+            if self.has_items:
+                self.dropped["event_copy"] += len(self.copies)
+            else:
+                self.units.extend(self.copies)
                 self.units.sort(key=lambda u: u.start_line)
         if res.cwd is None and self.first_cwd:
             res.cwd = project_root(self.first_cwd)
@@ -593,27 +596,25 @@ def _blocks(f: Any, size: int, limit: int | None = None) -> Iterator[bytes]:
         yield block
 
 
-def _roles_before(f: Any, end: int) -> tuple[bool, bool]:
-    """Whether the first ``end`` bytes hold response_item user / assistant messages.
+def _has_items_before(f: Any, end: int) -> bool:
+    """Whether the first ``end`` bytes hold a response_item user/assistant message.
 
-    Decides, when resuming, whether event_msg copies after the watermark are twins
-    (reads from the start; stops as soon as both roles are found).
+    Decides, when resuming, whether event_msg messages after the watermark are
+    twins. Reads from the start and stops at the first one (line 2 in real files).
     """
-    user = assistant = False
     for seg, _, terminated in _segments(_blocks(f, BLOCK_SIZE, end), MAX_LINE_BYTES):
-        if seg is None or not terminated or b'"response_item"' not in seg:
-            continue
-        if b'"role"' not in seg:
+        if seg is None or not terminated or b'"response_item"' not in seg or b'"role"' not in seg:
             continue
         values, _ = _decode_line(seg)
         for o in values:
             p = o.get("payload") if isinstance(o, dict) else None
-            if isinstance(p, dict) and p.get("type") == "message":
-                user = user or p.get("role") == "user"
-                assistant = assistant or p.get("role") == "assistant"
-        if user and assistant:
-            break
-    return user, assistant
+            if (
+                isinstance(p, dict)
+                and p.get("type") == "message"
+                and p.get("role") in ("user", "assistant")
+            ):
+                return True
+    return False
 
 
 def parse_bytes(
@@ -649,11 +650,11 @@ def parse_rollout(
     """
     if start_offset < 0 or start_line < 0:
         raise ValueError("start_offset and start_line must be >= 0")
-    ri_user = ri_assistant = False
+    has_items = False
     if start_offset > 0:
         with open_session(path) as f:
-            ri_user, ri_assistant = _roles_before(f, start_offset)
-    p = _Parser(seen, ri_user=ri_user, ri_assistant=ri_assistant)
+            has_items = _has_items_before(f, start_offset)
+    p = _Parser(seen, has_items=has_items)
     with open_session(path) as f:
         continuation = False
         if start_offset > 0:

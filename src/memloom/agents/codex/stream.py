@@ -25,6 +25,8 @@ __all__ = ["ZST_SUFFIX", "ZstReader", "content_size", "is_compressed", "open_ses
 
 ZST_SUFFIX = ".zst"
 _BLOCK = 1 << 20
+#: Compressed bytes fed to the decompressor per step.
+_FEED = 16 * 1024
 
 
 def is_compressed(path: str | os.PathLike[str]) -> bool:
@@ -32,44 +34,61 @@ def is_compressed(path: str | os.PathLike[str]) -> bool:
 
 
 class ZstReader(io.RawIOBase):
-    """A read-only, seekable view of a zstd file's decompressed bytes.
+    """A read-only, seekable view of a zstd file's decompressed bytes (all its frames).
 
     Seeking forward decompresses and discards; seeking backward starts over from
     the beginning (the callers -- ledger hashing, resume, context windows -- only
-    ever seek forward from a fresh open, so this stays linear). Corrupt or
-    truncated compressed data raises ``OSError``, like an unreadable file.
+    ever seek forward from a fresh open, so this stays linear). Corrupt data, and
+    a file that ends inside a frame (cut short), raise ``OSError`` like an
+    unreadable file: a truncated copy must never pass for a shorter session.
+    Compressed input is fed :data:`_FEED` bytes at a time, which bounds what one
+    step can expand to.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()
         self._path = os.fspath(path)
         self._raw: Any = None
-        self._reader: Any = None
-        self._pos = 0
         self._size: int | None = None
         self._open()
 
     def _open(self) -> None:
         import zstandard  # lazily: only .zst rollouts need it
 
-        self._close_streams()
-        self._raw = open_regular(self._path)  # never a FIFO or a device
-        try:
-            self._reader = zstandard.ZstdDecompressor().stream_reader(
-                self._raw, read_across_frames=True, closefd=False
-            )
-        except Exception as exc:
-            self._raw.close()
-            raise OSError(f"{self._path}: not a zstd stream ({exc})") from None
-        self._pos = 0
-
-    def _close_streams(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
         if self._raw is not None:
             self._raw.close()
-            self._raw = None
+        self._raw = open_regular(self._path)  # never a FIFO or a device
+        self._dctx = zstandard.ZstdDecompressor()
+        self._dobj = self._dctx.decompressobj()
+        self._in_frame = False
+        self._pending = b""
+        self._buf = bytearray()
+        self._eof = False
+        self._pos = 0
+
+    def _fill(self, want: int) -> None:
+        """Decompress until ``want`` bytes are buffered or the data ends."""
+        while len(self._buf) < want and not self._eof:
+            if not self._pending:
+                self._pending = self._raw.read(_FEED)
+                if not self._pending:
+                    if self._in_frame:
+                        raise OSError(f"{self._path}: zstd data ends inside a frame (cut short)")
+                    self._eof = True
+                    if self._size is None:
+                        self._size = self._pos + len(self._buf)
+                    return
+            chunk, self._pending = self._pending[:_FEED], self._pending[_FEED:]
+            try:
+                out = self._dobj.decompress(chunk)
+            except Exception as exc:  # zstandard.ZstdError: not zstd, or corrupt
+                raise OSError(f"{self._path}: corrupt zstd data ({exc})") from None
+            self._in_frame = True
+            self._buf += out
+            if self._dobj.eof:  # a frame ended: the next one (if any) starts in unused_data
+                self._pending = self._dobj.unused_data + self._pending
+                self._dobj = self._dctx.decompressobj()
+                self._in_frame = False
 
     def readable(self) -> bool:
         return True
@@ -77,28 +96,23 @@ class ZstReader(io.RawIOBase):
     def seekable(self) -> bool:
         return True
 
-    def _chunk(self, n: int) -> bytes:
-        try:
-            return self._reader.read(n)
-        except Exception as exc:  # zstandard.ZstdError: corrupt or truncated input
-            raise OSError(f"{self._path}: corrupt zstd data ({exc})") from None
-
     def read(self, size: int | None = -1) -> bytes:
         if self.closed:
             raise ValueError("read from a closed file")
-        parts: list[bytes] = []
-        want = -1 if size is None or size < 0 else size
-        got = 0
-        while want < 0 or got < want:
-            block = self._chunk(_BLOCK if want < 0 else min(_BLOCK, want - got))
-            if not block:
-                if self._size is None:
-                    self._size = self._pos
-                break
-            parts.append(block)
-            got += len(block)
-            self._pos += len(block)
-        return b"".join(parts)
+        if size is None or size < 0:
+            parts = []
+            while True:
+                self._fill(_BLOCK)
+                if not self._buf:
+                    return b"".join(parts)
+                parts.append(bytes(self._buf))
+                self._pos += len(self._buf)
+                self._buf.clear()
+        self._fill(size)
+        out = bytes(self._buf[:size])
+        del self._buf[:size]
+        self._pos += len(out)
+        return out
 
     def readinto(self, buffer: Any) -> int:
         data = self.read(len(buffer))
@@ -135,8 +149,9 @@ class ZstReader(io.RawIOBase):
         return self._size
 
     def close(self) -> None:
-        if not self.closed:
-            self._close_streams()
+        if not self.closed and self._raw is not None:
+            self._raw.close()
+            self._raw = None
         super().close()
 
 
