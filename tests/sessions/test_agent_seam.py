@@ -145,8 +145,8 @@ class MarkedAgent(ClaudeCode):
 
     name = "marked"
 
-    def recognises(self, head: bytes) -> bool:
-        return head.startswith(b'{"marked": true}')
+    def recognises(self, path: Path) -> bool:
+        return path.read_bytes().startswith(b'{"marked": true}')
 
     def found(self, env=None) -> bool:
         return False
@@ -187,7 +187,13 @@ def test_import_routes_each_path_file_to_the_agent_that_recognises_it(
 def test_claude_code_recognises_its_transcripts_and_nothing_else(tmp_path):
     claude = ClaudeCode()
     real = write_session(tmp_path / f"{uuid.uuid4()}.jsonl", [("user", "hello")])
-    assert claude.recognises(real.read_bytes())
-    assert not claude.recognises(b'{"timestamp": "x", "type": "session_meta", "payload": {}}\n')
-    assert not claude.recognises(b'{"type": [false]}\n[1, 2]\nnot json\n')
-    assert not claude.recognises(b"[" * 100_000)
+    assert claude.recognises(real)
+    other = tmp_path / "other.jsonl"
+    for data in (
+        b'{"timestamp": "x", "type": "session_meta", "payload": {}}\n',
+        b'{"type": [false]}\n[1, 2]\nnot json\n',
+        b"[" * 100_000,
+    ):
+        other.write_bytes(data)
+        assert not claude.recognises(other)
+    assert not claude.recognises(tmp_path / "missing.jsonl")

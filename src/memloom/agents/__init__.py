@@ -30,6 +30,7 @@ DEFAULT_AGENT = "claude-code"
 #: adapter is one line here.
 ADAPTERS: dict[str, str] = {
     "claude-code": "memloom.agents.claude_code:ClaudeCode",
+    "codex": "memloom.agents.codex:Codex",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 
@@ -60,12 +61,7 @@ def found_agents() -> tuple[str, ...]:
 def agent_for_file(path: str | os.PathLike[str]) -> str | None:
     """The agent whose session file ``path`` is, by its content; None if no adapter
     recognises it (or it cannot be read)."""
-    from memloom.agents.base import SNIFF_BYTES
-    from memloom.agents.files import open_regular
+    from pathlib import Path
 
-    try:
-        with open_regular(path) as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError:
-        return None
-    return next((name for name in ADAPTERS if get_agent(name).recognises(head)), None)
+    where = Path(path)
+    return next((name for name in ADAPTERS if get_agent(name).recognises(where)), None)

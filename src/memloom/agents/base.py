@@ -198,9 +198,20 @@ class Agent(Protocol):
         """The same reading of bytes already in memory (re-read context, cited lines)."""
         ...
 
-    def recognises(self, head: bytes) -> bool:
-        """Whether a file whose first bytes (up to :data:`SNIFF_BYTES`) are ``head`` is
-        one of this agent's session files, judged by its content (``--path`` files)."""
+    def recognises(self, path: Path) -> bool:
+        """Whether ``path`` is one of this agent's session files, judged by its content
+        (``--path`` files of unknown origin); reads at most a small head of it
+        (:data:`SNIFF_BYTES`), decompressing where the agent compresses sessions."""
+        ...
+
+    def open(self, path: Path) -> Any:
+        """The session file's content as a binary file object (``read``/``seek``/``tell``).
+
+        Watermarks (``end_offset``, ``lines_read``) and the ledger's prefix hash are
+        defined on these bytes: the raw file for most agents, the decompressed
+        stream for a compressed session (Codex ``.jsonl.zst``). Never blocks on a
+        FIFO (see :func:`memloom.agents.files.open_regular`).
+        """
         ...
 
     def ledger_identity(self, file: SessionFile) -> str:

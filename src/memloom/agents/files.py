@@ -18,6 +18,7 @@ __all__ = [
     "check_transcript_path",
     "head_records",
     "open_regular",
+    "read_head",
 ]
 
 #: Longest transcript_path accepted (Linux PATH_MAX) and longest path component (NAME_MAX).
@@ -90,6 +91,15 @@ def check_transcript_path(
     if not stat.S_ISREG(mode):
         raise NotificationRefused(f"not a regular file: {path}")
     return path
+
+
+def read_head(path: str | os.PathLike[str], size: int = 64 * 1024) -> bytes:
+    """The first ``size`` bytes of a regular file; ``b""`` if it cannot be read."""
+    try:
+        with open_regular(path) as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
 
 
 def head_records(head: bytes, limit: int = 20) -> list[dict[str, Any]]:

@@ -81,16 +81,22 @@ class ClaudeCode:
         to the context as it is."""
         return text
 
-    def recognises(self, head: bytes) -> bool:
+    def recognises(self, path: Path) -> bool:
         """A Claude Code transcript: JSON lines of its record types carrying its ids."""
-        from memloom.agents.files import head_records
+        from memloom.agents.files import head_records, read_head
 
         return any(
             isinstance(kind := r.get("type"), str)
             and kind in _RECORD_TYPES
             and ("sessionId" in r or "uuid" in r or "leafUuid" in r)
-            for r in head_records(head)
+            for r in head_records(read_head(path))
         )
+
+    def open(self, path: Path) -> Any:
+        """The transcript's raw bytes (Claude Code never compresses a session)."""
+        from memloom.agents.files import open_regular
+
+        return open_regular(path)
 
     def ledger_identity(self, file: SessionFile) -> str:
         """The transcript's path: Claude Code never moves or renames a session file."""

@@ -1,0 +1,459 @@
+"""Installing memloom's hooks into Codex's ``hooks.json`` (and its feature flag), and out again.
+
+Codex reads Claude-Code-style hooks from ``<CODEX_HOME>/hooks.json`` (reference
+§1.5, [C6][C7])::
+
+    {"hooks": {
+      "Stop": [{"hooks": [{"type": "command", "timeout": 10,
+                           "command": "<memloom> hook notify --agent codex"}]}],
+      "UserPromptSubmit": [{"hooks": [{… "<memloom> hook prompt-recall --agent codex"}]}],
+      "SessionStart": [{"hooks": [{… "<memloom> hook session-start --agent codex"}]}]}}
+
+``timeout`` is in seconds. ``Stop`` fires after every turn: the hook only queues
+the rollout (the worker imports it once the session has been quiet).
+``UserPromptSubmit``/``SessionStart`` answer with ``hookSpecificOutput.additionalContext``
+(:func:`memloom.agents.codex.payload.context_output`); ``recall=False`` installs
+``Stop`` alone. memloom's handlers are recognised by their command
+(:func:`is_memloom_hook`), so removing takes out exactly those.
+
+**Feature flag.** Codex builds from before hooks became stable need
+``[features] codex_hooks = true`` in ``config.toml`` (newer ones call the flag
+``hooks`` and enable it by default). When ``[features]`` sets neither ``hooks``
+nor ``codex_hooks``, memloom adds ``codex_hooks = true`` -- with ``tomlkit``, which
+keeps comments and layout -- and notes that it did in
+``hooks.json.memloom-state``; ``remove`` takes the flag out again only then. A
+flag the user set (either value) is never touched; when it is ``false`` the
+change carries a note saying the hooks will not run.
+
+**Trust.** Codex runs a new or changed non-managed hook only after the user
+trusts it in ``/hooks``; every change carries that note.
+
+The merge keeps every other key and hook, writes a one-time backup of each file
+it changes (``<file>.memloom-backup``), is idempotent, refuses a file it cannot
+parse (leaving both files untouched) and replaces files atomically. ``remove``
+restores a file byte for byte from its backup when what is left equals it;
+a file memloom created is deleted when nothing else is left in it.
+
+Standard library only at import time; ``tomlkit`` is imported inside
+:func:`install` and :func:`remove`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memloom.agents.base import HooksChange
+from memloom.agents.codex.home import config_path, hooks_path
+from memloom.errors import SettingsError
+
+__all__ = [
+    "BACKUP_SUFFIX",
+    "EVENTS",
+    "FEATURE_KEY",
+    "STATE_SUFFIX",
+    "TRUST_NOTE",
+    "CodexHooksChange",
+    "install",
+    "installed",
+    "is_memloom_hook",
+    "remove",
+]
+
+BACKUP_SUFFIX = ".memloom-backup"
+STATE_SUFFIX = ".memloom-state"
+#: event -> (hook subcommand, timeout in seconds, report key)
+EVENTS: dict[str, tuple[str, int, str]] = {
+    "Stop": ("notify", 10, "notify"),
+    "UserPromptSubmit": ("prompt-recall", 5, "prompt_recall"),
+    "SessionStart": ("session-start", 5, "session_start"),
+}
+RECALL_EVENTS = ("UserPromptSubmit", "SessionStart")
+AGENT_ARG = "--agent codex"
+#: The flag memloom adds; ``hooks`` is what newer builds call it.
+FEATURE_KEY = "codex_hooks"
+FEATURE_KEYS = ("hooks", "codex_hooks")
+TRUST_NOTE = (
+    "Codex runs new or changed hooks only once you trust them: start Codex, open /hooks "
+    "and trust memloom's hooks."
+)
+_SUFFIXES = tuple(f" hook {sub} {AGENT_ARG}" for sub, _, _ in EVENTS.values())
+
+
+@dataclass
+class CodexHooksChange(HooksChange):
+    """A :class:`HooksChange` plus what Codex needs besides ``hooks.json``."""
+
+    config_path: Path | None = None
+    config_backup: Path | None = None
+    config_changed: bool = False
+    #: things the user must know or do (trust the hooks in /hooks, a disabled flag)
+    notes: list[str] = field(default_factory=list)
+
+
+def is_memloom_hook(handler: Any) -> bool:
+    """A handler memloom installed: its command runs memloom's Codex hook entry points."""
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get("command")
+    return isinstance(command, str) and "memloom" in command and command.endswith(_SUFFIXES)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text exactly (no newline translation), None if it does not exist."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}; memloom has not changed it") from exc
+
+
+def _load_json(path: Path) -> tuple[dict[str, Any], str | None]:
+    raw = _read_text(path)
+    if raw is None or not raw.strip():
+        return {}, raw
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it and run again "
+            "- memloom has not changed it"
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} does not hold a JSON object; memloom has not changed it")
+    if "hooks" in data and not isinstance(data["hooks"], dict):
+        raise SettingsError(f"'hooks' in {path} is not an object; memloom has not changed it")
+    return data, raw
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".memloom-tmp")
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _backup(path: Path) -> Path | None:
+    """Copy ``path`` to ``<path>.memloom-backup`` once (never overwritten)."""
+    if not path.exists():
+        return None
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if not backup.exists():
+        shutil.copy2(path, backup)
+    return backup
+
+
+def _state_path(env: Mapping[str, str] | None) -> Path:
+    hp = hooks_path(env)
+    return hp.with_name(hp.name + STATE_SUFFIX)
+
+
+def _load_state(env: Mapping[str, str] | None) -> dict[str, Any]:
+    try:
+        data = json.loads(_state_path(env).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- hooks.json
+
+
+def _strip(hooks: dict[str, Any]) -> dict[str, Any]:
+    """``hooks`` without memloom's handlers (emptied groups and events removed)."""
+    out: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            out[event] = groups
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                handlers = [h for h in group["hooks"] if not is_memloom_hook(h)]
+                if not handlers and group["hooks"]:
+                    continue
+                group = {**group, "hooks": handlers}
+            kept.append(group)
+        if kept:
+            out[event] = kept
+    return out
+
+
+def _memloom_handlers(hooks: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for h in handlers if isinstance(handlers, list) else []:
+                if is_memloom_hook(h):
+                    found.setdefault(event, []).append(h)
+    return found
+
+
+def _wanted(command: str, recall: bool) -> dict[str, list[dict[str, Any]]]:
+    return {
+        event: [{"type": "command", "command": f"{command} hook {sub} {AGENT_ARG}", "timeout": t}]
+        for event, (sub, t, _) in EVENTS.items()
+        if recall or event not in RECALL_EVENTS
+    }
+
+
+# --------------------------------------------------------------------------- config.toml
+
+
+def _parse_toml(path: Path, text: str | None) -> Any:
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        doc = tomlkit.parse(text or "")
+    except TOMLKitError as exc:
+        raise SettingsError(
+            f"{path} is not valid TOML ({exc}); memloom has not changed it"
+        ) from exc
+    features = doc.get("features")
+    if features is not None and not isinstance(features, dict):
+        raise SettingsError(f"'features' in {path} is not a table; memloom has not changed it")
+    return doc
+
+
+def _flag_state(features: Any) -> bool | None:
+    """True/False if ``[features]`` sets hooks on/off (either key), None if it says nothing."""
+    if not isinstance(features, dict):
+        return None
+    values = [features[k] for k in FEATURE_KEYS if k in features]
+    if not values:
+        return None
+    return all(v is True for v in values)
+
+
+def _unwrap(doc: Any) -> Any:
+    return doc.unwrap() if hasattr(doc, "unwrap") else doc
+
+
+# --------------------------------------------------------------------------- install / remove
+
+
+def install(
+    command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
+) -> CodexHooksChange:
+    """Add memloom's hooks (``Stop``; with ``recall`` also ``UserPromptSubmit`` and
+    ``SessionStart``) and, where needed, the feature flag. Checks both files before
+    changing either."""
+    import tomlkit
+
+    hpath, cpath = hooks_path(env), config_path(env)
+    data, hraw = _load_json(hpath)
+    ctext = _read_text(cpath)
+    doc = _parse_toml(cpath, ctext)
+    state = _load_state(env)
+    wanted = _wanted(command, recall)
+    notes: list[str] = []
+
+    # hooks.json
+    current = dict(data.get("hooks") or {})
+    hooks_changed = _memloom_handlers(current) != wanted
+    if hooks_changed:
+        hooks = _strip(current)
+        for event, handlers in wanted.items():
+            hooks[event] = [*hooks.get(event, []), {"hooks": handlers}]
+        new_data = {**data, "hooks": hooks}
+    else:
+        new_data = data
+
+    # config.toml: the feature flag
+    new_ctext = ctext
+    flag = _flag_state(doc.get("features"))
+    config_state = dict(state.get("config") or {})
+    if flag is None:
+        created_table = "features" not in doc
+        if created_table:
+            doc["features"] = tomlkit.table()
+        doc["features"][FEATURE_KEY] = True
+        new_ctext = tomlkit.dumps(doc)
+        config_state = {
+            "added_key": FEATURE_KEY,
+            "created_table": created_table,
+            "created_file": ctext is None,
+        }
+    elif flag is False:
+        notes.append(
+            f"{cpath} turns Codex hooks off ([features] {' / '.join(FEATURE_KEYS)} = false): "
+            "memloom's hooks will not run until you enable them."
+        )
+
+    changed = hooks_changed or new_ctext != ctext
+    backup = config_backup = None
+    if hooks_changed:
+        if "hooks_json" not in state:  # what hooks.json was before memloom first touched it
+            state["hooks_json"] = {
+                "created": hraw is None,
+                "original_sha256": None if hraw is None else _sha(hraw),
+            }
+        backup = _backup(hpath)
+        _write_text(hpath, _json_text(new_data))
+    if new_ctext != ctext and new_ctext is not None:
+        config_state["original_sha256"] = None if ctext is None else _sha(ctext)
+        config_backup = _backup(cpath)
+        _write_text(cpath, new_ctext)
+        state["config"] = config_state
+    if changed:
+        _write_text(_state_path(env), _json_text(state))
+        notes.insert(0, TRUST_NOTE)
+    return CodexHooksChange(
+        settings_path=hpath,
+        backup_path=backup,
+        changed=changed,
+        events=list(wanted),
+        config_path=cpath,
+        config_backup=config_backup,
+        config_changed=new_ctext != ctext,
+        notes=notes,
+    )
+
+
+def _write_or_restore(path: Path, new_text: str, original_sha: Any, same: Any) -> None:
+    """Write ``new_text`` -- or the backup's exact bytes, when the backup is the file as
+    memloom first found it (``original_sha``) and ``same(backup_text)`` says its content
+    equals what is left: byte-identical after a round trip, whatever the formatting."""
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if _sha(new_text) != original_sha and isinstance(original_sha, str):
+        try:
+            old = _read_text(backup)
+        except SettingsError:
+            old = None
+        if old is not None and _sha(old) == original_sha and same(old):
+            tmp = path.with_name(path.name + ".memloom-tmp")
+            shutil.copy2(backup, tmp)
+            os.replace(tmp, path)
+            return
+    _write_text(path, new_text)
+
+
+def _remove_hooks_json(path: Path, state: dict[str, Any]) -> bool:
+    data, raw = _load_json(path)
+    if raw is None or "hooks" not in data:
+        return False
+    hooks = _strip(data["hooks"])
+    if hooks == data["hooks"]:
+        return False
+    new = dict(data)
+    if hooks:
+        new["hooks"] = hooks
+    else:
+        new.pop("hooks")
+    info = state.get("hooks_json") if isinstance(state.get("hooks_json"), dict) else {}
+    if not new and info.get("created"):
+        path.unlink()
+        return True
+
+    def same(old: str) -> bool:
+        try:
+            before = json.loads(old) if old.strip() else {}
+        except ValueError:
+            return False
+        return before == new or (not hooks and before == {**new, "hooks": {}})
+
+    _write_or_restore(path, _json_text(new), info.get("original_sha256"), same)
+    return True
+
+
+def _remove_flag(path: Path, state: dict[str, Any]) -> bool:
+    """Take out the feature flag memloom added (if it is still there, still true)."""
+    import tomlkit
+
+    info = state.get("config")
+    if not isinstance(info, dict) or info.get("added_key") not in FEATURE_KEYS:
+        return False
+    text = _read_text(path)
+    if text is None:
+        return False
+    key = info["added_key"]
+    doc = _parse_toml(path, text)
+    features = doc.get("features")
+    if not isinstance(features, dict) or features.get(key) is not True:
+        return False  # the user changed it since: theirs now
+    del features[key]
+    if info.get("created_table") and not features:
+        del doc["features"]
+    new_text = tomlkit.dumps(doc)
+    if info.get("created_file") and not new_text.strip():
+        path.unlink()
+        return True
+    left = _unwrap(doc)
+
+    def same(old: str) -> bool:
+        try:
+            return _unwrap(tomlkit.parse(old)) == left
+        except Exception:  # an unparsable backup: just write the edited text
+            return False
+
+    _write_or_restore(path, new_text, info.get("original_sha256"), same)
+    return True
+
+
+def remove(env: Mapping[str, str] | None = None) -> CodexHooksChange:
+    """Take out exactly memloom's handlers, and the feature flag only if memloom added it."""
+    hpath, cpath = hooks_path(env), config_path(env)
+    state = _load_state(env)
+    hooks_changed = _remove_hooks_json(hpath, state)
+    config_changed = _remove_flag(cpath, state)
+    spath = _state_path(env)
+    if spath.exists():
+        spath.unlink()
+    return CodexHooksChange(
+        settings_path=hpath,
+        backup_path=None,
+        changed=hooks_changed or config_changed,
+        events=[],
+        config_path=cpath,
+        config_changed=config_changed,
+    )
+
+
+def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
+    """Which of memloom's hooks ``hooks.json`` holds, per event, and the flag's state.
+
+    ``readable`` is False when hooks.json cannot be parsed; ``feature_disabled``
+    is True when config.toml turns hooks off (they would not run).
+    """
+    import tomllib
+
+    found = {key: False for _, _, key in EVENTS.values()}
+    try:
+        data, _ = _load_json(hooks_path(env))
+    except SettingsError:
+        return {**found, "readable": False, "feature_disabled": False}
+    for event, handlers in _memloom_handlers(dict(data.get("hooks") or {})).items():
+        if event in EVENTS and handlers:
+            found[EVENTS[event][2]] = True
+    disabled = False
+    try:
+        conf = tomllib.loads(config_path(env).read_text(encoding="utf-8"))
+        disabled = _flag_state(conf.get("features")) is False
+    except (OSError, ValueError, UnicodeDecodeError):
+        disabled = False
+    return {**found, "readable": True, "feature_disabled": disabled}
