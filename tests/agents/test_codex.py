@@ -959,11 +959,6 @@ def test_importer_resumes_a_grown_rollout_and_skips_it_once_archived(tmp_path, e
     assert model.distill_calls == calls  # moved: not imported again
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the importer and ledger hash the file's raw bytes (path.open / open_regular); "
-    "they must read through Agent.open so a .zst hashes like its plain predecessor",
-)
 def test_importer_skips_a_rollout_once_compressed(tmp_path, engine, model):  # noqa: F811
     home = tmp_path / "codex"
     sid = "019ab730-0000-7000-8000-0000000000cc"

@@ -245,13 +245,13 @@ def _iso_ts(value: str | None) -> float | None:
 _BLOCK = 1 << 20  # files are read a block at a time: a 200 MB transcript costs 1 MB
 
 
-def _line_ends(path: Path, start: int, end: int) -> list[int]:
+def _line_ends(path: Path, start: int, end: int, opener: ledger_mod.Opener) -> list[int]:
     """Absolute byte offsets just past each newline in [start, end)."""
     if end <= start:
         return []
     out: list[int] = []
     last = b""
-    with path.open("rb") as fh:
+    with opener(path) as fh:
         fh.seek(start)
         pos = start
         while pos < end:
@@ -269,9 +269,11 @@ def _line_ends(path: Path, start: int, end: int) -> list[int]:
     return out
 
 
-def _hash_range(digest: Any, path: Path, start: int, end: int) -> None:
+def _hash_range(
+    digest: Any, path: Path, start: int, end: int, opener: ledger_mod.Opener
+) -> None:
     """Feed bytes [start, end) of ``path`` to ``digest``, a block at a time."""
-    with path.open("rb") as fh:
+    with opener(path) as fh:
         fh.seek(start)
         remaining = end - start
         while remaining > 0:
@@ -350,7 +352,9 @@ class Importer:
     def _session(self, file: SessionFile, row: LedgerRow | None) -> SessionReport | None:
         path = file.path
         key = self.agent.ledger_identity(file)  # the ledger row's and seen records' key
-        plan = ledger_mod.plan(path, file.size, file.mtime, row, force=self.opt.force)
+        plan = ledger_mod.plan(
+            path, file.size, file.mtime, row, force=self.opt.force, opener=self.agent.open
+        )
         rep = SessionReport(
             path=str(path), agent=self.agent.name, session_id=file.session_id, reason=plan.reason
         )
@@ -369,8 +373,10 @@ class Importer:
         context: list[Unit] = []
         context_cwd = None
         if start_offset:
-            ctx_off, ctx_lines = ledger_mod.context_start(path, start_offset, start_line)
-            with path.open("rb") as fh:
+            ctx_off, ctx_lines = ledger_mod.context_start(
+                path, start_offset, start_line, opener=self.agent.open
+            )
+            with self.agent.open(path) as fh:
                 fh.seek(ctx_off)
                 ctx_bytes = fh.read(start_offset - ctx_off)
             ctx_parsed = self.agent.read_bytes(ctx_bytes, first_line=ctx_lines + 1, final=True)
@@ -409,9 +415,9 @@ class Importer:
         digest = hashlib.sha256()
         consumed = 0
         if start_offset:
-            digest = _hash_upto(path, start_offset)
+            digest = _hash_upto(path, start_offset, self.agent.open)
             consumed = start_offset
-        ends = _line_ends(path, start_offset, end_offset)
+        ends = _line_ends(path, start_offset, end_offset, self.agent.open)
 
         def offset_of_line(line: int) -> int:
             index = line - start_line - 1
@@ -439,7 +445,7 @@ class Importer:
         def save_ledger(offset: int, lines: int, status: str, error: str | None = None) -> None:
             nonlocal consumed
             if offset > consumed:
-                _hash_range(digest, path, consumed, offset)
+                _hash_range(digest, path, consumed, offset, self.agent.open)
                 consumed = offset
             # Counted as each memory was written (saved + versioned), in the same
             # transaction as the memory: see _Journal.
@@ -667,10 +673,10 @@ class Importer:
         )
 
 
-def _hash_upto(path: Path, length: int) -> Any:
+def _hash_upto(path: Path, length: int, opener: ledger_mod.Opener) -> Any:
     digest = hashlib.sha256()
     remaining = length
-    with path.open("rb") as fh:
+    with opener(path) as fh:
         while remaining > 0:
             block = fh.read(min(1 << 20, remaining))
             if not block:

@@ -10,9 +10,10 @@ it already read are still the same; anything else starts over.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from memloom.agents.files import open_regular
 from memloom.store.base import LedgerRow
@@ -32,11 +33,16 @@ class Plan:
     lines: int = 0
 
 
-def hash_prefix(path: Path, length: int) -> str:
+#: Opens a session's content as a binary file object (``Agent.open``; default: the raw
+#: file, never blocking on a FIFO swapped in).
+Opener = Callable[[Path], Any]
+
+
+def hash_prefix(path: Path, length: int, opener: Opener = open_regular) -> str:
     """SHA-256 of the first ``length`` bytes (fewer if the file is shorter)."""
     digest = hashlib.sha256()
     remaining = length
-    with open_regular(path) as fh:  # never blocks on a FIFO swapped in
+    with opener(path) as fh:
         while remaining > 0:
             block = fh.read(min(_BLOCK, remaining))
             if not block:
@@ -46,7 +52,15 @@ def hash_prefix(path: Path, length: int) -> str:
     return digest.hexdigest()
 
 
-def plan(path: Path, size: int, mtime: float, row: LedgerRow | None, *, force: bool) -> Plan:
+def plan(
+    path: Path,
+    size: int,
+    mtime: float,
+    row: LedgerRow | None,
+    *,
+    force: bool,
+    opener: Opener = open_regular,
+) -> Plan:
     if force:
         return Plan("full", "forced")
     if row is None:
@@ -55,7 +69,7 @@ def plan(path: Path, size: int, mtime: float, row: LedgerRow | None, *, force: b
         return Plan("skip", "up_to_date", row.offset, row.lines)
     if size < row.offset:
         return Plan("full", "truncated")
-    if hash_prefix(path, row.offset) != row.hash:
+    if hash_prefix(path, row.offset, opener) != row.hash:
         return Plan("full", "rewritten")
     if size == row.offset and row.status == "complete":
         # Touched but not changed (same bytes): nothing to read.
@@ -64,13 +78,17 @@ def plan(path: Path, size: int, mtime: float, row: LedgerRow | None, *, force: b
 
 
 def context_start(
-    path: Path, offset: int, lines: int, want: int = CONTEXT_LINES
+    path: Path,
+    offset: int,
+    lines: int,
+    want: int = CONTEXT_LINES,
+    opener: Opener = open_regular,
 ) -> tuple[int, int]:
     """Byte offset and line count where the last ``want`` lines before ``offset`` begin."""
     if offset <= 0 or lines <= 0:
         return 0, 0
     window = min(offset, 4 * _BLOCK)
-    with open_regular(path) as fh:  # never blocks on a FIFO swapped in
+    with opener(path) as fh:
         fh.seek(offset - window)
         data = fh.read(window)
     # data ends with the newline of line ``lines``; find the newline ending line lines - want.
