@@ -21,6 +21,8 @@ DEFAULT_AGENT = "claude-code"
 #: adapter is one line here.
 ADAPTERS: dict[str, str] = {
     "claude-code": "memloom.agents.claude_code:ClaudeCode",
+    "copilot": "memloom.agents.copilot:CopilotCLI",
+    "aider": "memloom.agents.aider:Aider",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 
