@@ -146,8 +146,8 @@ class _History:
             self.dropped["empty"] += 1
             return
         if _COMMAND_RE.match(text):
-            word, _, rest = text.partition(" ")
-            if not (word.lower() in KEPT_COMMANDS and rest.strip()):
+            word, *rest = text.split(None, 1)
+            if not (word.lower() in KEPT_COMMANDS and rest):
                 self.dropped["slash_command"] += 1
                 return
         elif text.lower() in _YES_NO:

@@ -317,7 +317,8 @@ def _looks_legacy_file(path: Path) -> bool:
 
 
 def _named_ok(path: Path) -> bool:
-    if path.suffix in (".jsonl", ".json"):
+    """A named ``.jsonl`` is taken as events; anything else must look like a session."""
+    if path.suffix == ".jsonl":
         return True
     try:
         with open_regular(path) as f:  # never blocks on a FIFO
@@ -329,9 +330,10 @@ def _named_ok(path: Path) -> bool:
 def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Discovery:
     """Sessions named explicitly (``--path``): files, or folders walked for them.
 
-    No time rule applies. A named ``.jsonl``/``.json`` file is taken as it is
-    (its format is told by content when read). In a folder, ``events.jsonl`` files
-    and legacy session ``.json`` files (told by their head) are taken; the session
+    No time rule applies. A named ``.jsonl`` file is taken as it is; any other
+    named file when its content is a Copilot session (:func:`recognizes`). In a
+    folder, ``events.jsonl`` files and legacy session ``.json`` files (told by
+    their head) are taken; the session
     folder's companions (``workspace.yaml``, ``vscode.metadata.json``) are passed
     over silently; anything else counts as ``not_transcripts``. Missing paths
     count as ``missing``; a file reached twice is listed once.

@@ -257,6 +257,13 @@ def _line_indent(text: str, pos: int) -> str | None:
     return prefix if not prefix.strip() else None
 
 
+def _leading(text: str, pos: int) -> str:
+    """The indentation of the line ``pos`` is on."""
+    start = text.rfind("\n", 0, pos) + 1
+    line = text[start:pos]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
 def _render(value: Any, indent: str, style: _Style) -> str:
     """``value`` as indented JSON whose continuation lines start with ``indent``."""
     tabs = "\t" in style.unit
@@ -277,13 +284,11 @@ def _append(text: str, container: Node, piece_for: Any, style: _Style) -> str:
         last = kids[-1]
         indent = _line_indent(text, last.start)
         if indent is None:
-            piece = ", " + piece_for(_line_indent(text, container.start) or "")
+            piece = ", " + piece_for(_leading(text, container.start))
         else:
             piece = "," + style.nl + indent + piece_for(indent)
         return text[: last.end] + piece + text[last.end :]
-    outer = _line_indent(text, container.start)
-    if outer is None:
-        outer = ""
+    outer = _leading(text, container.start)
     at = container.start + 1  # just inside the bracket: removal restores the interior
     return text[:at] + piece_for(outer + style.unit) + text[at:]
 
