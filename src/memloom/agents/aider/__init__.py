@@ -74,8 +74,11 @@ class Aider:
 
         if options.paths:
             return found.discover_paths([Path(p) for p in options.paths], project=options.project)
+        # ``DiscoverOptions.roots`` if the protocol grows it; else the adapter's own.
+        given = getattr(options, "roots", None)
+        roots = [*(Path(r) for r in given or ()), *self._roots(options.root)]
         return found.discover(
-            self._roots(options.root),
+            roots,
             days=options.days,
             max_sessions=options.max_sessions,
             project=options.project,
