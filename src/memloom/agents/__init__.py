@@ -31,6 +31,8 @@ DEFAULT_AGENT = "claude-code"
 ADAPTERS: dict[str, str] = {
     "claude-code": "memloom.agents.claude_code:ClaudeCode",
     "codex": "memloom.agents.codex:Codex",
+    "copilot": "memloom.agents.copilot:CopilotCLI",
+    "aider": "memloom.agents.aider:Aider",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 

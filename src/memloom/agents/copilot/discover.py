@@ -1,0 +1,420 @@
+"""Find GitHub Copilot CLI sessions to import.
+
+Layout (reference ``agents.md`` §5)::
+
+    $COPILOT_HOME or ~/.copilot/
+      session-state/<session id>/events.jsonl      the session's events (append-only)
+      session-state/<session id>/workspace.yaml    id, cwd, git_root, summary, …
+      history-session-state/*.json                 2025 one-JSON-per-session files (UNVERIFIED)
+
+A session whose last record is ``session.shutdown`` is finished and importable at
+once; any other session (and every legacy file, which has no end marker) only
+after ``quiet_seconds`` without a write. Rules, each file counted under the first
+that skips it: ``not_transcripts`` (a session folder without ``events.jsonl``,
+stray files, FIFOs) -> ``project_filter`` (reads the session's head) -> ``active``
+-> ``outside_window`` -> ``over_cap`` (newest first).
+
+``SessionFile.session_id`` is the Copilot session id (the folder name, or the
+``sessionId`` in the file for a named or legacy file); ``project_dir`` is the
+session's project when the project filter read it, else ``""``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memloom.agents.base import Discovery, SessionFile
+from memloom.agents.copilot.home import LEGACY_DIR, SESSION_DIR, copilot_home
+from memloom.agents.files import open_regular
+
+__all__ = [
+    "EVENTS_FILE",
+    "discover",
+    "discover_paths",
+    "is_finished",
+    "recognizes",
+    "session_id_of",
+    "session_project",
+]
+
+EVENTS_FILE = "events.jsonl"
+HEAD_BYTES = 64 * 1024
+TAIL_BYTES = 256 * 1024
+_SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _head_events(path: Path) -> list[dict[str, object]]:
+    """The complete ``session.*`` events in the first 64 KiB of an events file."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(HEAD_BYTES)
+    except OSError:
+        return []
+    lines = head.split(b"\n")
+    if len(head) == HEAD_BYTES:
+        lines.pop()  # possibly cut
+    out = []
+    for raw in lines[:200]:
+        if b'"session.' not in raw:
+            continue
+        try:
+            obj = json.loads(raw.replace(b"\x00", b"").decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("data"), dict):
+            out.append(obj)
+    return out
+
+
+def _text(v: object) -> str | None:
+    return v if isinstance(v, str) and v.strip() else None
+
+
+def session_project(path: Path) -> str | None:
+    """The session's project: ``session.start`` ``context.gitRoot``, else ``context.cwd``;
+    else ``git_root``/``cwd`` of the ``workspace.yaml`` beside it. None for a legacy
+    ``.json`` file (it records no directory) or when nothing says."""
+    path = Path(path)
+    if path.suffix == ".json":
+        return None
+    for event in _head_events(path):
+        data = event["data"]
+        ctx = data.get("context") if isinstance(data, dict) else None
+        if isinstance(ctx, dict):
+            found = _text(ctx.get("gitRoot")) or _text(ctx.get("cwd"))
+            if found:
+                return found
+    ws = read_workspace_yaml(path.parent / "workspace.yaml")
+    return _text(ws.get("git_root")) or _text(ws.get("cwd"))
+
+
+def session_id_of(path: Path) -> str:
+    """The Copilot session id of a file: from its content, else its folder or stem."""
+    path = Path(path)
+    if path.suffix == ".json":
+        try:
+            with open_regular(path) as f:
+                head = f.read(4096)
+        except OSError:
+            head = b""
+        m = _SESSION_ID_RE.search(head)
+        if m:
+            try:
+                value = json.loads(m.group(1).decode("utf-8", "replace"))
+            except ValueError:
+                value = None
+            if isinstance(value, str) and value.strip():
+                return value
+        return path.stem
+    for event in _head_events(path):
+        data = event["data"]
+        sid = _text(data.get("sessionId")) if isinstance(data, dict) else None
+        if sid:
+            return sid
+    return path.parent.name if path.name == EVENTS_FILE else path.stem
+
+
+def is_finished(path: Path) -> bool:
+    """Whether the last record of an events file is ``session.shutdown`` (the end marker).
+
+    Reads at most the last 256 KiB; a resumed session (events after a shutdown)
+    is not finished.
+    """
+    try:
+        with open_regular(path) as f:
+            size = f.seek(0, 2)
+            window = min(size, TAIL_BYTES)
+            f.seek(size - window)
+            tail = f.read(window)
+    except OSError:
+        return False
+    if b"session.shutdown" not in tail:
+        return False
+    lines = [ln for ln in tail.split(b"\n") if ln.strip()]
+    if not lines or (len(lines) == 1 and window < size):
+        return False  # the last line is longer than the window
+    try:
+        obj = json.loads(lines[-1].replace(b"\x00", b"").decode("utf-8", "replace"))
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "session.shutdown"
+
+
+@dataclass
+class _Candidate:
+    file: SessionFile
+    finished: bool
+
+
+def _consider_file(
+    path: Path,
+    st: os.stat_result,
+    needle: str | None,
+    out: Discovery,
+    *,
+    session_id: str | None = None,
+) -> _Candidate | None:
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would hang the reader
+        out.skip("not_transcripts", path)
+        return None
+    project = ""
+    if needle is not None:
+        project = session_project(path) or ""
+        if needle not in project.casefold():
+            out.skip("project_filter", path)
+            return None
+    legacy = path.suffix == ".json"
+    sid = session_id or session_id_of(path)
+    sf = SessionFile(path, sid, project, st.st_size, st.st_mtime)
+    return _Candidate(sf, finished=not legacy and is_finished(path))
+
+
+def _state_dir(root: Path) -> tuple[Path, Path]:
+    """(session-state, history-session-state) under ``root``; ``root`` may be either itself."""
+    if root.name == SESSION_DIR and not (root / SESSION_DIR).is_dir():
+        return root, root.parent / LEGACY_DIR
+    if root.name == LEGACY_DIR and not (root / LEGACY_DIR).is_dir():
+        return root.parent / SESSION_DIR, root
+    return root / SESSION_DIR, root / LEGACY_DIR
+
+
+def discover(
+    root: Path | None = None,
+    *,
+    days: float | None = 14,
+    max_sessions: int | None = 20,
+    project: str | None = None,
+    quiet_seconds: float = 300,
+    now: float | None = None,
+) -> Discovery:
+    """Sessions under ``root`` (default: the Copilot home), newest first."""
+    out = Discovery()
+    now = time.time() if now is None else now
+    state, legacy = _state_dir(copilot_home() if root is None else Path(root))
+    needle = project.casefold() if project else None
+    candidates: list[_Candidate] = []
+    try:
+        with os.scandir(state) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for e in entries:
+        try:
+            is_dir = e.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if not is_dir:
+            out.skip("not_transcripts", e.path)
+            continue
+        events = Path(e.path) / EVENTS_FILE
+        try:
+            st = events.stat()
+        except OSError:
+            out.skip("not_transcripts", e.path)  # a session folder with no events (yet)
+            continue
+        found = _consider_file(events, st, needle, out, session_id=e.name)
+        if found is not None:
+            candidates.append(found)
+    try:
+        with os.scandir(legacy) as it:
+            old = sorted(it, key=lambda e: e.name)
+    except OSError:
+        old = []
+    for e in old:
+        path = Path(e.path)
+        if not e.name.endswith(".json"):
+            out.skip("not_transcripts", path)
+            continue
+        try:
+            st = path.stat()
+        except OSError:
+            out.skip("missing", path)
+            continue
+        found = _consider_file(path, st, needle, out)
+        if found is not None:
+            candidates.append(found)
+    _apply_time_rules(out, candidates, now, quiet_seconds, days, max_sessions)
+    return out
+
+
+def _apply_time_rules(
+    out: Discovery,
+    candidates: list[_Candidate],
+    now: float,
+    quiet_seconds: float,
+    days: float | None,
+    max_sessions: int | None,
+) -> None:
+    quiet_after = now - quiet_seconds
+    window_start = None if days is None else now - days * 86400.0
+    kept: list[SessionFile] = []
+    for c in candidates:
+        sf = c.file
+        if not c.finished and sf.mtime > quiet_after:
+            out.skip("active", sf.path)
+        elif window_start is not None and sf.mtime < window_start:
+            out.skip("outside_window", sf.path)
+        else:
+            kept.append(sf)
+    kept.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
+    if max_sessions is not None and len(kept) > max_sessions:
+        for sf in kept[max(max_sessions, 0) :]:
+            out.skip("over_cap", sf.path)
+        kept = kept[: max(max_sessions, 0)]
+    out.files = kept
+
+
+#: Files that sit beside ``events.jsonl`` in a session folder (never sessions themselves).
+_COMPANIONS = frozenset({"workspace.yaml", "vscode.metadata.json"})
+
+
+_EVENT_TYPE_RE = re.compile(r"^(?:session|user|assistant|tool|system|subagent|skill|hook)\.")
+
+
+def recognizes(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes, ~4 KiB) is a Copilot CLI session.
+
+    events.jsonl: the first line is an event ``{type: "<family>.<name>", data: {…},
+    id, …}``. Legacy: a JSON object naming ``sessionId`` and ``timeline`` or
+    ``chatMessages`` (Gemini's legacy files have ``messages`` instead).
+    """
+    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if body[:1] != b"{":
+        return False
+    first = body.split(b"\n", 1)[0]
+    try:
+        obj = json.loads(first.replace(b"\x00", b"").decode("utf-8", "replace"))
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict) and "timeline" not in obj and "chatMessages" not in obj:
+        kind = obj.get("type")
+        return (
+            isinstance(kind, str)
+            and bool(_EVENT_TYPE_RE.match(kind))
+            and isinstance(obj.get("data"), dict)
+            and "id" in obj
+        )
+    return b'"sessionId"' in body and (b'"timeline"' in body or b'"chatMessages"' in body)
+
+
+def _looks_legacy_file(path: Path) -> bool:
+    """A ``.json`` whose head is a legacy session (a folder walk meets many JSON files)."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return recognizes(head)
+
+
+def _named_ok(path: Path) -> bool:
+    """A named ``.jsonl`` is taken as events; anything else must look like a session."""
+    if path.suffix == ".jsonl":
+        return True
+    try:
+        with open_regular(path) as f:  # never blocks on a FIFO
+            return recognizes(f.read(4096))
+    except OSError:
+        return False
+
+
+def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Discovery:
+    """Sessions named explicitly (``--path``): files, or folders walked for them.
+
+    No time rule applies. A named ``.jsonl`` file is taken as it is; any other
+    named file when its content is a Copilot session (:func:`recognizes`). In a
+    folder, ``events.jsonl`` files and legacy session ``.json`` files (told by
+    their head) are taken; the session
+    folder's companions (``workspace.yaml``, ``vscode.metadata.json``) are passed
+    over silently; anything else counts as ``not_transcripts``. Missing paths
+    count as ``missing``; a file reached twice is listed once.
+    """
+    out = Discovery()
+    needle = project.casefold() if project else None
+    seen: set[str] = set()
+    found: list[SessionFile] = []
+
+    def consider(path: Path, named: bool) -> None:
+        if named:
+            ok = _named_ok(path)
+        elif path.name in _COMPANIONS:
+            return
+        else:
+            ok = path.name == EVENTS_FILE or (path.suffix == ".json" and _looks_legacy_file(path))
+        if not ok:
+            out.skip("not_transcripts", path)
+            return
+        try:
+            st = path.stat()
+        except OSError:
+            out.skip("missing", path)
+            return
+        key = os.path.realpath(path)
+        if key in seen:
+            return
+        seen.add(key)
+        c = _consider_file(path, st, needle, out)
+        if c is not None:
+            found.append(c.file)
+
+    for given in paths:
+        p = Path(given).expanduser()
+        if p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames.sort()
+                for fn in sorted(filenames):
+                    consider(Path(dirpath) / fn, named=False)
+        elif p.exists() or p.is_symlink():
+            consider(p, named=True)
+        else:
+            out.skip("missing", p)
+    found.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
+    out.files = found
+    return out
+
+
+def read_workspace_yaml(path: Path) -> dict[str, str]:
+    """The top-level ``key: value`` pairs of a ``workspace.yaml`` (no YAML library).
+
+    Copilot writes a flat mapping (``id``, ``cwd``, ``git_root``, ``summary``, …).
+    Plain and quoted scalars are read; nested blocks, lists and multi-line values
+    are skipped. At most 64 KiB are read; an unreadable file gives ``{}``.
+    """
+    try:
+        with open_regular(path) as f:
+            raw = f.read(64 * 1024)
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if not line or line[0] in " \t#-" or ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not key or key in out:
+            continue
+        if value.startswith('"'):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if not isinstance(parsed, str):
+                continue
+            value = parsed
+        elif value.startswith("'"):
+            if len(value) < 2 or not value.endswith("'"):
+                continue
+            value = value[1:-1].replace("''", "'")
+        else:
+            value = value.split(" #", 1)[0].strip()
+            if value in ("|", ">", "|-", ">-", "~", "null"):
+                continue
+        out[key] = value.replace("\x00", "")  # decoded with "replace": no lone surrogates
+    return out

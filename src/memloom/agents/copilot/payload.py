@@ -1,0 +1,104 @@
+"""What Copilot CLI's hooks send on stdin, checked before anything opens it; what they print.
+
+``sessionEnd`` (docs.github.com hooks reference) sends ``{sessionId, timestamp, cwd,
+reason}`` (camelCase event names) or ``{hook_event_name, session_id, timestamp, cwd,
+reason}`` (PascalCase, VS Code-compatible); neither names the transcript. The
+session file is therefore found from the id: ``<home>/session-state/<id>/events.jsonl``,
+else the legacy ``<home>/history-session-state/<id>.json``. A ``transcriptPath`` /
+``transcript_path`` (sent by ``agentStop``, ``preCompact`` and maybe by later
+``sessionEnd`` versions: UNVERIFIED) is used when present. Either way the path must
+resolve inside the Copilot home's session folders
+(:func:`memloom.agents.files.check_transcript_path`).
+
+``sessionStart`` output: ``{"additionalContext": "<text>"}`` on stdout is injected
+into the session (hooks reference: sessionStart "can inject additionalContext").
+
+Standard library only: ``memloom hook … --agent copilot`` runs this.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memloom.agents.base import HookEvent
+from memloom.agents.copilot.home import legacy_dir, session_state_dir
+from memloom.agents.files import check_transcript_path
+from memloom.errors import NotificationRefused
+
+__all__ = ["NAME", "parse_hook_payload", "recall_output", "session_id_of_payload"]
+
+#: The registry name (``memloom.agents.get_agent("copilot")``) the capture queue keys on.
+NAME = "copilot"
+#: A Copilot session id is a UUID; accept any plain file name, never a path.
+_SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def _first(payload: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = payload.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def session_id_of_payload(payload: Mapping[str, Any]) -> Any:
+    """``sessionId`` (camelCase events) or ``session_id`` (PascalCase events), as sent."""
+    return _first(payload, "sessionId", "session_id")
+
+
+def _from_id(session_id: Any, env: Mapping[str, str] | None) -> Path:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise NotificationRefused("the payload names neither transcriptPath nor sessionId")
+    sid = session_id.strip()
+    if not _SAFE_ID_RE.match(sid) or ".." in sid:
+        raise NotificationRefused(f"sessionId is not a plain session id: {sid[:80]!r}")
+    state = session_state_dir(env)
+    events = state / sid / "events.jsonl"
+    legacy = legacy_dir(env) / f"{sid}.json"
+    if not events.exists() and legacy.exists():
+        return check_transcript_path(
+            str(legacy), legacy_dir(env), suffixes=(".json",), folder="Copilot session history"
+        )
+    return check_transcript_path(
+        str(events), state, suffixes=(".jsonl",), folder="Copilot session-state folder"
+    )
+
+
+def _from_path(path_text: Any, env: Mapping[str, str] | None) -> Path:
+    if isinstance(path_text, str) and path_text.strip().endswith(".json"):
+        return check_transcript_path(
+            path_text, legacy_dir(env), suffixes=(".json",), folder="Copilot session history"
+        )
+    return check_transcript_path(
+        path_text,
+        session_state_dir(env),
+        suffixes=(".jsonl",),
+        folder="Copilot session-state folder",
+    )
+
+
+def parse_hook_payload(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> HookEvent:
+    """A ``sessionEnd`` (or any Copilot hook) payload as a checked event, or NotificationRefused."""
+    path_text = _first(payload, "transcriptPath", "transcript_path")
+    session_id = session_id_of_payload(payload)
+    path = _from_path(path_text, env) if path_text is not None else _from_id(session_id, env)
+    return HookEvent(
+        agent=NAME,
+        transcript_path=path,
+        session_id=session_id,
+        cwd=payload.get("cwd"),
+        reason=_first(payload, "reason", "stopReason", "stop_reason"),
+    )
+
+
+def recall_output(context: str) -> str:
+    """What the ``sessionStart`` hook prints so Copilot adds ``context`` ("" -> nothing)."""
+    if not context.strip():
+        return ""
+    return json.dumps({"additionalContext": context}, ensure_ascii=False)
