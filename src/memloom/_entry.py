@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(args) >= 2 and args[0] == "--home":
         home, args = args[1], args[2:]
     fast = len(args) == 2 or (len(args) == 4 and args[2] == "--agent")
-    if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall"):
+    if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall", "session-start"):
         from memloom.capture.hooks_cli import run_hook
 
         sys.exit(run_hook(args[1], home, agent=args[3] if len(args) == 4 else None))

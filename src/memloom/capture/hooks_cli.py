@@ -111,6 +111,8 @@ def run_hook(name: str, home: str | None, agent: str | None = None) -> int:
     try:
         if name == "notify":
             notify(where, agent or DEFAULT_AGENT)
+        elif name == "session-start":
+            _read_stdin()  # accepted; the session-start digest is not written yet
         else:
             block = prompt_recall(where, agent or DEFAULT_AGENT)
             if block:

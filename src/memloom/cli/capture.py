@@ -225,6 +225,16 @@ def hook_prompt_recall(ctx: typer.Context, agent: HookAgent = None) -> None:
     raise typer.Exit(run_hook("prompt-recall", home_arg(ctx), agent=agent))
 
 
+@hook_app.command("session-start")
+def hook_session_start(ctx: typer.Context, agent: HookAgent = None) -> None:
+    """A session started: reads the payload and adds nothing yet (the project digest
+    is still to come). Installed by connect for agents with a SessionStart hook, so
+    they have a command that always exits 0."""
+    from memloom.capture.hooks_cli import run_hook
+
+    raise typer.Exit(run_hook("session-start", home_arg(ctx), agent=agent))
+
+
 def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Daemon, hooks, capture scope, queue, today's budget, LLM and embedder."""
     from memloom.status import gather

@@ -1,0 +1,183 @@
+"""Each agent's installed hooks as real processes, fed the agent's documented stdin.
+
+``memloom hook notify --agent A`` must queue the right session file, and
+``hook prompt-recall --agent A`` must print the agent's own output contract. With
+the daemon down both take their fallback, and whatever goes wrong they exit 0 and
+print nothing the agent would misread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import memloom
+from memloom.capture.queue import CaptureQueue
+
+CODEX_SID = "019ab730-0000-7000-8000-0000000000ab"
+
+
+def hook(
+    home: Path, env: dict[str, str], *args: str, payload: object
+) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
+    clean.update(env, MEMLOOM_HOME=str(home))
+    res = subprocess.run(
+        [sys.executable, "-m", "memloom._entry", "hook", *args],
+        input=payload if isinstance(payload, str) else json.dumps(payload),
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    return res
+
+
+def queued(home: Path) -> list[str]:
+    queue = CaptureQueue(home)
+    try:
+        out = []
+        while (job := queue.claim()) is not None:
+            out.append(job.transcript_path)
+        return out
+    finally:
+        queue.close()
+
+
+def codex_rollout(root: Path) -> Path:
+    path = (
+        root / "sessions" / "2025" / "11" / "24" / f"rollout-2025-11-24T12-46-26-{CODEX_SID}.jsonl"
+    )
+    path.parent.mkdir(parents=True)
+    meta = {"type": "session_meta", "payload": {"id": CODEX_SID, "cwd": "/home/dev/acme"}}
+    path.write_text(json.dumps({"timestamp": "2025-11-24T12:46:26.000Z", **meta}) + "\n")
+    return path
+
+
+def test_codex_stop_hook_queues_the_rollout(tmp_path):
+    codex = tmp_path / "codex"
+    rollout = codex_rollout(codex)
+    payload = {  # Codex's Stop hook input (reference §1.5)
+        "session_id": CODEX_SID,
+        "transcript_path": str(rollout),
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "Stop",
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "turn_id": "t1",
+        "stop_hook_active": False,
+        "last_assistant_message": "done",
+    }
+    res = hook(
+        tmp_path / "home", {"CODEX_HOME": str(codex)}, "notify", "--agent", "codex", payload=payload
+    )
+    assert res.stdout == ""
+    assert queued(tmp_path / "home") == [str(rollout.resolve())]
+
+
+def test_copilot_session_end_hook_finds_the_session_by_id(tmp_path):
+    copilot = tmp_path / "copilot"
+    sid = str(uuid.uuid4())
+    events = copilot / "session-state" / sid / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    start = {"type": "session.start", "data": {"sessionId": sid}, "id": "e1"}
+    events.write_text(json.dumps(start) + "\n")
+    payload = {
+        "sessionId": sid,
+        "timestamp": 1764000000000,
+        "cwd": "/home/dev/acme",
+        "reason": "complete",
+    }
+    res = hook(
+        tmp_path / "home",
+        {"COPILOT_HOME": str(copilot)},
+        "notify",
+        "--agent",
+        "copilot",
+        payload=payload,
+    )
+    assert res.stdout == ""
+    assert queued(tmp_path / "home") == [str(events.resolve())]
+
+
+def test_a_payload_outside_the_agents_folder_is_refused_and_nothing_is_queued(tmp_path):
+    codex = tmp_path / "codex"
+    codex_rollout(codex)
+    stray = tmp_path / "elsewhere" / f"rollout-x-{CODEX_SID}.jsonl"
+    stray.parent.mkdir()
+    stray.write_text("{}\n")
+    payload = {"session_id": CODEX_SID, "transcript_path": str(stray), "hook_event_name": "Stop"}
+    res = hook(
+        tmp_path / "home", {"CODEX_HOME": str(codex)}, "notify", "--agent", "codex", payload=payload
+    )
+    assert res.stdout == "" and queued(tmp_path / "home") == []
+
+
+@pytest.fixture
+def seeded_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    m = memloom.open(home=str(home))
+    try:
+        m.store({"entries": [{"text": "The acme deploy script lives in tools/deploy.sh"}]})
+    finally:
+        m.close()
+    return home
+
+
+def test_codex_prompt_recall_prints_additional_context_json(tmp_path, seeded_home):
+    payload = {  # Codex's UserPromptSubmit input
+        "session_id": CODEX_SID,
+        "transcript_path": None,
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "UserPromptSubmit",
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "turn_id": "t2",
+        "prompt": "where does the deploy script live?",
+    }
+    res = hook(
+        seeded_home,
+        {"CODEX_HOME": str(tmp_path / "codex")},
+        "prompt-recall",
+        "--agent",
+        "codex",
+        payload=payload,
+    )
+    doc = json.loads(res.stdout)  # stdout is exactly one JSON document
+    out = doc["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    assert "tools/deploy.sh" in out["additionalContext"]
+
+
+def test_claude_code_prompt_recall_stays_plain_text(tmp_path, seeded_home):
+    payload = {
+        "session_id": "s",
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "where does the deploy script live?",
+    }
+    res = hook(seeded_home, {}, "prompt-recall", payload=payload)
+    assert res.stdout.startswith("<memloom-context>") and "tools/deploy.sh" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("notify", "--agent", "nope"),  # an agent memloom does not know
+        ("prompt-recall", "--agent", "nope"),
+        ("notify", "--agent", "codex"),  # garbage on stdin
+        ("session-start", "--agent", "codex"),
+    ],
+)
+def test_hooks_fail_open(tmp_path, args):
+    res = hook(
+        tmp_path / "home", {"CODEX_HOME": str(tmp_path / "codex")}, *args, payload="{not json"
+    )
+    assert res.stdout == ""
