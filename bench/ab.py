@@ -150,6 +150,7 @@ def main() -> None:
                     "after": after,
                     "ratio": round(after / before, 3) if before else None,
                     "higher_is_better": metric.endswith(HIGHER_IS_BETTER),
+                    "rounds": args.rounds,
                 }
             )
     doc = {
@@ -162,7 +163,15 @@ def main() -> None:
         "rows": rows,
     }
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ab.json").write_text(json.dumps(doc, indent=2))
+    out = RESULTS / "ab.json"
+    if out.exists():  # keep the rows of benchmarks not re-run in this comparison
+        old = json.loads(out.read_text())
+        if (old.get("before"), old.get("after")) == (doc["before"], doc["after"]):
+            kept = [r for r in old["rows"] if r["bench"] not in args.only]
+            for r in kept:
+                r.setdefault("rounds", old.get("rounds"))
+            doc["rows"] = kept + rows
+    out.write_text(json.dumps(doc, indent=2))
     for r in rows:
         print(f"{r['bench']:7s} {r['metric']:38s} {r['before']:10.3f} {r['after']:10.3f}", end=" ")
         print(r["ratio"])

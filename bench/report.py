@@ -240,20 +240,22 @@ def ab_section() -> str:
         return missing("ab", "python bench/ab.py --before REV")
     out = [
         f"`python bench/ab.py --before {doc['before']} --after {doc['after']} "
-        f"--rounds {doc['rounds']}`: {doc['before']} (before) and {doc['after']} (after), "
-        f"each benchmark run alternately on both in one session, median of "
-        f"{doc['rounds']} rounds; {doc['seconds']} s in all, load average "
+        "[--rounds N] [--only …]`: "
+        f"{doc['before']} (before) and {doc['after']} (after), "
+        "each benchmark run alternately on both in one session; each figure is the "
+        "median of its rounds. Last run: "
+        f"{doc['seconds']} s, load average "
         f"{doc['load_average_start'][0]} at the start and {doc['load_average_end'][0]} "
         "at the end (2 cores).",
         "",
-        "| bench | metric | before | after | after / before |",
-        "|---|---|---|---|---|",
+        "| bench | metric | before | after | after / before | rounds |",
+        "|---|---|---|---|---|---|",
     ]
     for r in doc["rows"]:
         better = "higher is better" if r["higher_is_better"] else "lower is better"
         out.append(
             f"| {r['bench']} | {r['metric']} | {r['before']:g} | {r['after']:g} "
-            f"| {r['ratio']} ({better}) |"
+            f"| {r['ratio']} ({better}) | {r.get('rounds', doc['rounds'])} |"
         )
     return "\n".join(out) + "\n"
 

@@ -197,3 +197,51 @@ def test_claude_code_recognises_its_transcripts_and_nothing_else(tmp_path):
         other.write_bytes(data)
         assert not claude.recognises(other)
     assert not claude.recognises(tmp_path / "missing.jsonl")
+
+
+def test_an_aider_history_in_a_project_another_agent_knows_is_imported(
+    tmp_path,
+    monkeypatch,
+    model,  # noqa: F811
+):
+    """Aider keeps its history in the repository: a default import (every agent) looks
+    in the project folders memloom knows from other agents' sessions."""
+    import os
+    import time
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    for var in ("CODEX_HOME", "COPILOT_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / "absent" / var))
+    sid = str(uuid.uuid4())
+    session = write_session(
+        claude / "projects" / "-repo" / f"{sid}.jsonl",
+        [("user", "REMEMBER: the API listens on port 8080")],
+        cwd=str(repo),
+        sid=sid,
+    )
+    history = repo / ".aider.chat.history.md"
+    history.write_text(
+        "\n# aider chat started at 2025-11-05 08:02:31\n\n"
+        "> /home/dev/.local/bin/aider --model sonnet  \n> Aider v0.86.1  \n\n"
+        "#### REMEMBER: staging runs Postgres on port 5433  \n\n"
+        "Noted: port 5433 for staging.\n"
+    )
+    old = time.time() - 3600  # both quiet for an hour
+    for path in (session, history):
+        os.utime(path, (old, old))
+    m = memloom.open(home=str(tmp_path / "home"))
+    try:
+        first = m.import_sessions()  # Claude Code's session names the project folder
+        assert first.agents == ["claude-code"] and first.saved == 1
+        second = m.import_sessions()  # now memloom knows the folder, and finds the history
+        assert "aider" in second.agents
+        by_source = {mem.source: mem for mem in m.list({"limit": 10}).memories}
+        assert set(by_source) == {"claude-code", "aider"}
+        assert by_source["aider"].project == str(repo)
+        (prov,) = m.get(by_source["aider"].id).provenance
+        assert prov.agent == "aider" and prov.path == str(history.resolve())
+    finally:
+        m.close()

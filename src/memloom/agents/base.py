@@ -214,6 +214,11 @@ class Agent(Protocol):
         """
         ...
 
+    def use_project_roots(self, roots: Sequence[Path]) -> None:
+        """The project folders memloom knows (from every agent's sessions): where an
+        agent that keeps its sessions in the repository (Aider) looks. Others ignore it."""
+        ...
+
     def ledger_identity(self, file: SessionFile) -> str:
         """What the session's ledger row (and its seen-record ids) are keyed by."""
         ...

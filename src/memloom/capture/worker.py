@@ -129,10 +129,12 @@ class CaptureWorker:
         or whose end hook is not awaited (Gemini SessionEnd)."""
         from memloom.agents import found_agents, get_agent
         from memloom.agents.base import DiscoverOptions
+        from memloom.sessions.importer import share_project_roots
 
         scope = load_scope(self.home)
         if not scope.enabled:
             return 0
+        share_project_roots(self.engine)
         pending = []
         for name in found_agents():
             agent = get_agent(name)

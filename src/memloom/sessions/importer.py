@@ -725,6 +725,7 @@ def import_agents(
                 unrecognised += 1  # recognised as another agent's than the one named
         runs = [(name, paths) for name, paths in by_agent.items() if paths]
     else:
+        share_project_roots(engine)
         runs = [(name, None) for name in (found_agents() if every else [agent])]
     total: ImportReport | None = None
     for name, paths in runs:
@@ -743,3 +744,19 @@ def import_agents(
         )
     total.skipped["not_transcripts"] = total.skipped.get("not_transcripts", 0) + unrecognised
     return total
+
+
+def share_project_roots(engine: ImportEngine) -> list[Path]:
+    """Tell the adapters that look for sessions in project folders (Aider's histories
+    sit in the repository, not in an agent home) which folders memloom knows: the
+    projects of stored memories and imported sessions that exist on this machine."""
+    from memloom.agents import agent_names, get_agent
+
+    store = engine.backend
+    names = set(store.stats()["by_project"]) | {r.project for r in store.all_ledger()}
+    roots = sorted(
+        Path(p) for p in names if p and Path(p).is_absolute() and Path(p).is_dir()
+    )
+    for name in agent_names():
+        get_agent(name).use_project_roots(roots)
+    return roots

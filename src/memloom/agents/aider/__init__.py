@@ -20,7 +20,7 @@ file's folder (the repository root).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,10 @@ class Aider:
     def format_context(self, event: str, text: str) -> str:
         """Aider runs no hooks; nothing is ever injected through one."""
         return ""
+
+    def use_project_roots(self, roots: Sequence[Path]) -> None:
+        """Look for histories in these project folders from now on."""
+        self.roots = [Path(r) for r in roots]
 
     def ledger_identity(self, file: SessionFile) -> str:
         """The history's path: append-only, never moved by Aider."""

@@ -8,7 +8,7 @@ The submodules load when first used, so the hook fast path reads only what it ne
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,9 @@ class ClaudeCode:
         from memloom.agents.files import open_regular
 
         return open_regular(path)
+
+    def use_project_roots(self, roots: Sequence[Path]) -> None:
+        """Sessions live in the agent's home, not in projects: nothing to do."""
 
     def ledger_identity(self, file: SessionFile) -> str:
         """The transcript's path: Claude Code never moves or renames a session file."""

@@ -18,7 +18,7 @@ Project: the session's cwd normalised to its git root (``parse.project_root``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,9 @@ class Codex:
         from memloom.agents.codex.stream import open_session
 
         return open_session(path)
+
+    def use_project_roots(self, roots: Sequence[Path]) -> None:
+        """Sessions live in the agent's home, not in projects: nothing to do."""
 
     def ledger_identity(self, file: SessionFile) -> str:
         """``codex:<thread id>``: the same row whether the rollout is live, archived or .zst."""

@@ -16,7 +16,7 @@ Project: ``session.start`` ``context.gitRoot``, else ``context.cwd``, else
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,9 @@ class CopilotCLI:
         from memloom.agents.files import read_head
 
         return recognizes(read_head(path))
+
+    def use_project_roots(self, roots: Sequence[Path]) -> None:
+        """Sessions live in the agent's home, not in projects: nothing to do."""
 
     def ledger_identity(self, file: SessionFile) -> str:
         """``copilot:<sessionId>``: the session, wherever its file is."""
