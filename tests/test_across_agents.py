@@ -1,0 +1,73 @@
+"""One memory across agents: what a Codex session taught is recalled in a Claude Code
+prompt in the same repository, with provenance naming the Codex session.
+
+Real parts throughout: a Codex rollout on disk, the importer with the scripted
+model over the OpenAI-compatible protocol, a real SQLite store, and Claude Code's
+UserPromptSubmit hook as a separate process (daemon down: its keyword fallback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import memloom
+from tests.agents.test_codex import assistant, meta, rollout_name, user, write
+from tests.sessions.test_importer import model  # noqa: F401  (fixture)
+
+SID = "019ab730-0000-7000-8000-00000000c0de"
+
+
+def test_a_codex_memory_reaches_a_claude_code_prompt_in_the_same_repository(
+    tmp_path,
+    monkeypatch,
+    model,  # noqa: F811
+):
+    repo = tmp_path / "acme"
+    repo.mkdir()
+    codex = tmp_path / "codex"
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    rollout = write(
+        codex / "sessions" / "2025" / "11" / "24" / rollout_name(SID),
+        [
+            meta(SID, str(repo)),
+            user("REMEMBER: the integration tests need REDIS_URL=redis://localhost:6380"),
+            assistant("Understood, I will export REDIS_URL before running them."),
+        ],
+    )
+    old = time.time() - 3600
+    os.utime(rollout, (old, old))
+    home = tmp_path / "home"
+    m = memloom.open(home=str(home))
+    try:
+        report = m.import_sessions(agent="codex")
+        assert (report.agents, report.saved) == (["codex"], 1)
+        (mem,) = m.list({"limit": 10}).memories
+        assert mem.source == "codex" and mem.project == str(repo)
+        (prov,) = m.get(mem.id).provenance
+        assert prov.agent == "codex" and prov.session_id == SID
+    finally:
+        m.close()
+
+    payload = {  # Claude Code's UserPromptSubmit input, in the same repository
+        "session_id": "5b1c0f5e-0000-4000-8000-000000000001",
+        "transcript_path": str(tmp_path / "claude" / "projects" / "-acme" / "x.jsonl"),
+        "cwd": str(repo),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "how do I point the integration tests at redis?",
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
+    env.update(MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
+    res = subprocess.run(
+        [sys.executable, "-m", "memloom._entry", "hook", "prompt-recall"],
+        input=json.dumps(payload),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "REDIS_URL=redis://localhost:6380" in res.stdout
