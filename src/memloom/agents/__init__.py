@@ -21,6 +21,7 @@ DEFAULT_AGENT = "claude-code"
 #: adapter is one line here.
 ADAPTERS: dict[str, str] = {
     "claude-code": "memloom.agents.claude_code:ClaudeCode",
+    "gemini": "memloom.agents.gemini:GeminiCli",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 
