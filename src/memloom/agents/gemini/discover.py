@@ -114,14 +114,18 @@ def read_head(path: Path) -> Head:
             obj = json.loads(first.decode("utf-8", "replace"))
         except (ValueError, RecursionError):
             obj = None
-        if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str) and "id" not in obj:
+        # Gemini's own test for the metadata line: a sessionId and a projectHash
+        if (
+            isinstance(obj, dict)
+            and isinstance(obj.get("sessionId"), str)
+            and isinstance(obj.get("projectHash"), str)
+        ):
             kind = obj.get("kind")
-            project_hash = obj.get("projectHash")
             return Head(
                 True,
                 fmt,
                 obj["sessionId"] or None,
-                project_hash if isinstance(project_hash, str) else None,
+                obj["projectHash"] or None,
                 kind if isinstance(kind, str) else None,
             )
         return Head(False, fmt)
@@ -236,7 +240,7 @@ def _by_content(
             continue
         best[sid] = pick
     files: list[SessionFile] = []
-    for c, head in best.values():
+    for sid, (c, head) in best.items():
         match = session_project(c.path, head, candidates)
         folder_name = c.folder.name if c.folder is not None else c.path.parent.name
         if needle is not None and needle not in (match.root or folder_name).casefold():
