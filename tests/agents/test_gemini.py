@@ -708,6 +708,19 @@ def test_hooks_keep_the_file_style(tmp_path, agent, original):
         assert path.read_text() == original
 
 
+def test_hooks_keep_crlf_line_breaks(tmp_path, agent):
+    env = {"GEMINI_CLI_HOME": str(tmp_path)}
+    path = agent.settings_path(env)
+    path.parent.mkdir()
+    original = SETTINGS.replace("\n", "\r\n").encode()
+    path.write_bytes(original)
+    agent.install_hooks("memloom", env=env)
+    text = path.read_bytes()
+    assert text.count(b"\n") == text.count(b"\r\n") > SETTINGS.count("\n")
+    agent.remove_hooks(env)
+    assert path.read_bytes() == original
+
+
 def test_hooks_refuse_an_unusable_settings_file(tmp_path, agent):
     env = {"GEMINI_CLI_HOME": str(tmp_path)}
     path = agent.settings_path(env)
@@ -794,3 +807,46 @@ def test_parse_file_reports_meta():
     assert (
         meta_.format == "jsonl" and meta_.project_hash and meta_.project_hash.startswith("9da8b3df")
     )
+
+
+@pytest.mark.parametrize(
+    "path", [JSON_2025, JSON_2026, JSONL], ids=["json-2025", "json-2026", "jsonl"]
+)
+def test_damaged_fixtures_never_raise(tmp_path, agent, path):
+    import random
+
+    rng = random.Random(15)
+    data = path.read_bytes()
+    target = tmp_path / path.name
+    for _ in range(60):
+        damaged = bytearray(data[: rng.randrange(len(data) + 1)])
+        for _ in range(rng.randrange(4)):
+            if damaged:
+                damaged[rng.randrange(len(damaged))] = rng.choice(b'{}[]",:\n\x00\xff')
+        target.write_bytes(bytes(damaged))
+        for final in (False, True):
+            res = agent.read(target, final=final)
+            assert res.end_offset <= len(damaged)
+            assert len({u.uuid for u in res.units}) == len(res.units)
+
+
+def test_damaged_settings_are_refused_never_crash(tmp_path, agent):
+    import random
+
+    rng = random.Random(15)
+    env = {"GEMINI_CLI_HOME": str(tmp_path)}
+    path = agent.settings_path(env)
+    path.parent.mkdir()
+    for _ in range(200):
+        text = list(SETTINGS)
+        for _ in range(rng.randrange(1, 4)):
+            text[rng.randrange(len(text))] = rng.choice('{}[]",:/*\n x')
+        broken = "".join(text)
+        path.write_text(broken)
+        try:
+            agent.install_hooks("memloom", env=env)
+        except SettingsError:
+            assert path.read_text() == broken
+            continue
+        agent.remove_hooks(env)
+        assert path.read_text() == broken

@@ -196,41 +196,47 @@ def indent_unit(text: str, root: Node) -> str | None:
     return None if root.members and "\n" not in text[root.start : root.end] else "  "
 
 
-def _render(value: Any, unit: str | None, base: str) -> str:
+def _render(value: Any, unit: str | None, base: str, nl: str = "\n") -> str:
     if unit is None:
         return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + base)
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", nl + base)
+
+
+def _newline(text: str) -> str:
+    """The file's line break (CRLF files stay CRLF)."""
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 def _add(text: str, container: Node, last_end: int | None, piece_for: Any, unit: str | None) -> str:
     """Insert a child after the container's last child (or into an empty container)."""
+    nl = _newline(text)
     outer = _line_indent(text, container.start)
     inner = outer + (unit or "")
-    piece = piece_for(inner)
+    piece = piece_for(inner, nl)
     if last_end is not None:
-        sep = ",\n" + inner if unit is not None else ", "
+        sep = "," + nl + inner if unit is not None else ", "
         return text[:last_end] + sep + piece + text[last_end:]
     open_at = container.start + 1
     if unit is None:
         return text[:open_at] + piece + text[open_at:]
-    rest = text[open_at : container.end - 1]
-    closing = "" if rest.strip() else "\n" + outer
-    if rest.strip():  # comments inside: keep them after the new child
-        return text[:open_at] + "\n" + inner + piece + text[open_at:]
-    return text[:open_at] + "\n" + inner + piece + closing + text[container.end - 1 :]
+    if text[open_at : container.end - 1].strip():  # comments inside: keep them after the child
+        return text[:open_at] + nl + inner + piece + text[open_at:]
+    return text[:open_at] + nl + inner + piece + nl + outer + text[container.end - 1 :]
 
 
 def insert_member(text: str, obj: Node, key: str, value: Any, unit: str | None) -> str:
     """``text`` with ``"key": value`` added as the last member of ``obj``."""
     last = obj.members[-1].value.end if obj.members else None
     key_json = json.dumps(key, ensure_ascii=False)
-    return _add(text, obj, last, lambda base: f"{key_json}: {_render(value, unit, base)}", unit)
+    return _add(
+        text, obj, last, lambda base, nl: f"{key_json}: {_render(value, unit, base, nl)}", unit
+    )
 
 
 def append_item(text: str, arr: Node, value: Any, unit: str | None) -> str:
     """``text`` with ``value`` added as the last item of ``arr``."""
     last = arr.items[-1].end if arr.items else None
-    return _add(text, arr, last, lambda base: _render(value, unit, base), unit)
+    return _add(text, arr, last, lambda base, nl: _render(value, unit, base, nl), unit)
 
 
 def _remove(text: str, container: Node, starts: list[int], ends: list[int], i: int) -> str:

@@ -678,7 +678,10 @@ def _parse(
             res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0), oversized=1)
             res.end_offset = size
             return res, Meta(format="json")
-        data = head + f.read()
+        if len(head) < size:
+            f.seek(0)
+            head = f.read()
+        data = head
         return _parse_json(
             data, first_line=first_line, start_line=start_line, final=final, seen=seen
         )
