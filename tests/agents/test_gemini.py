@@ -23,6 +23,7 @@ from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, Age
 from memloom.agents.gemini import GeminiCli
 from memloom.agents.gemini.parse import parse_bytes, parse_file
 from memloom.errors import NotificationRefused, SettingsError
+from tests.sessions.test_importer import model  # noqa: F401  (fixture)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "gemini"
 JSON_2025 = FIXTURES / "Mai0313__VibeCodingTracker__examples__test_conversation_gemini@7bc2c73.json"
@@ -850,3 +851,111 @@ def test_damaged_settings_are_refused_never_crash(tmp_path, agent):
             continue
         agent.remove_hooks(env)
         assert path.read_text() == broken
+
+
+# --------------------------------------------------------------------------- through the importer
+
+
+def gemini_home_with(tmp_path: Path, records: list[dict[str, Any]], *, name: str) -> Path:
+    g = tmp_path / "g" / ".gemini"
+    (g / "tmp" / "acme" / "chats").mkdir(parents=True, exist_ok=True)
+    (g / "projects.json").write_text(json.dumps({"projects": {"/home/dev/acme": "acme"}}))
+    path = g / "tmp" / "acme" / "chats" / name
+    path.write_bytes(jsonl(records) if name.endswith(".jsonl") else legacy(records))
+    return path
+
+
+def run_import(m: Any, path: Path) -> Any:
+    from memloom.sessions.importer import Importer, ImportOptions
+
+    options = ImportOptions(root=path.parents[3], agent="gemini", quiet_seconds=0)
+    return Importer(m, m.llm, options).run()
+
+
+def new_lines(scripted: Any, since: int) -> list[str]:
+    """The texts the model was asked to distill (all lines of the distill calls after ``since``)."""
+    return [
+        line["text"]
+        for p in scripted.payloads.get("memloom_distill", [])[since:]
+        for line in p["lines"]
+    ]
+
+
+def test_import_jsonl_grows_resumes_and_never_sends_rewound_text(tmp_path, model):  # noqa: F811
+    import memloom
+
+    sid = "0ab84937-9fe7-4284-986a-33c832af0b6a"
+    path = gemini_home_with(
+        tmp_path,
+        [
+            meta(sid),
+            user("u1", "REMEMBER: staging listens on port 5433"),
+            gemini("g1", "noted"),
+            user("u2", "REMEMBER: deploys happen on fridays"),
+            {"$rewindTo": "u2"},
+        ],
+        name="session-2026-04-01T10-00-0ab84937.jsonl",
+    )
+    m = memloom.open(home=str(tmp_path / "home"))
+    try:
+        first = run_import(m, path)
+        assert (first.sessions, first.saved) == (1, 1)
+        (mem,) = m.list({"limit": 10}).memories
+        assert (mem.source, mem.project) == ("gemini-cli", "/home/dev/acme")
+        assert "fridays" not in json.dumps(model.payloads)  # rewound: never sent
+        assert list(m.backend.ledger_get_many([f"gemini:{sid}"])) == [f"gemini:{sid}"]
+        calls = len(model.payloads["memloom_distill"])
+        with path.open("ab") as fh:  # a re-emit of g1, then a new turn
+            fh.write(
+                jsonl([gemini("g1", "noted", tokens={"total": 3}), user("u3", "REMEMBER: use uv")])
+            )
+        again = run_import(m, path)
+        assert (again.sessions, again.saved) == (1, 1)
+        (payload,) = model.payloads["memloom_distill"][calls:]
+        assert [line["text"] for line in payload["lines"]][-1] == "REMEMBER: use uv"
+        assert len(m.list({"limit": 10}).memories) == 2
+    finally:
+        m.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="importer: records_seen() excludes the session's own ledger identity, so a rewritten "
+    "legacy .json (plan 'rewritten' -> full re-read) sends its old messages again",
+)
+def test_import_rewritten_legacy_json_sends_only_the_new_message(tmp_path, model):  # noqa: F811
+    import memloom
+
+    two = [user("u1", "REMEMBER: staging listens on port 5433"), gemini("g1", "noted")]
+    path = gemini_home_with(tmp_path, two, name="session-2025-10-01T10-00-11111111.json")
+    m = memloom.open(home=str(tmp_path / "home"))
+    try:
+        assert run_import(m, path).saved == 1
+        calls = len(model.payloads["memloom_distill"])
+        three = [*two, user("u2", "REMEMBER: use uv")]
+        path.write_bytes(legacy(three, lastUpdated="2025-10-01T10:09:00.000Z"))
+        run_import(m, path)
+        assert "REMEMBER: staging listens on port 5433" not in new_lines(model, calls)
+    finally:
+        m.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="importer: project = parsed.cwd or … or file.project_dir keeps '' (Gemini's 'no "
+    "project') instead of None (global); it needs a final `or None`",
+)
+def test_import_of_an_unknown_project_is_global(tmp_path, model):  # noqa: F811
+    import memloom
+
+    chats = tmp_path / "g" / ".gemini" / "tmp" / ("f" * 64) / "chats"
+    chats.mkdir(parents=True)
+    path = chats / "session-2026-04-01T10-00-11111111.jsonl"
+    path.write_bytes(jsonl([meta(), user("u1", "REMEMBER: staging listens on port 5433")]))
+    m = memloom.open(home=str(tmp_path / "home"))
+    try:
+        assert run_import(m, path).saved == 1
+        (mem,) = m.list({"limit": 10}).memories
+        assert mem.project is None
+    finally:
+        m.close()
