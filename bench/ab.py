@@ -88,8 +88,10 @@ def checkout(rev: str, where: Path) -> str:
     ).stdout.strip()
 
 
-def run_bench(tree: Path, name: str) -> Metrics:
+def run_bench(tree: Path, name: str, recall_sizes: list[str] | None = None) -> Metrics:
     args, result, extract = BENCHES[name]
+    if name == "recall" and recall_sizes:
+        args = ["--sizes", *recall_sizes, "--skip-chroma"]
     if name == "import" and TRANSCRIPTS.is_dir():
         args = [*args, "--transcripts", str(TRANSCRIPTS)]
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
@@ -109,6 +111,9 @@ def main() -> None:
     parser.add_argument("--after", default="HEAD")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", nargs="+", choices=sorted(BENCHES), default=sorted(BENCHES))
+    parser.add_argument(
+        "--recall-sizes", nargs="+", default=None, help="store sizes for recall (10000 100000)"
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="memloom-ab-"))
@@ -125,7 +130,7 @@ def main() -> None:
             for name in args.only:
                 for side in order:
                     t = time.perf_counter()
-                    samples[name][side].append(run_bench(trees[side], name))
+                    samples[name][side].append(run_bench(trees[side], name, args.recall_sizes))
                     print(
                         f"round {rnd + 1} {name:7s} {side:6s} {time.perf_counter() - t:6.1f} s",
                         flush=True,
@@ -167,7 +172,8 @@ def main() -> None:
     if out.exists():  # keep the rows of benchmarks not re-run in this comparison
         old = json.loads(out.read_text())
         if (old.get("before"), old.get("after")) == (doc["before"], doc["after"]):
-            kept = [r for r in old["rows"] if r["bench"] not in args.only]
+            fresh = {(r["bench"], r["metric"]) for r in rows}
+            kept = [r for r in old["rows"] if (r["bench"], r["metric"]) not in fresh]
             for r in kept:
                 r.setdefault("rounds", old.get("rounds"))
             doc["rows"] = kept + rows

@@ -31,6 +31,7 @@ DEFAULT_AGENT = "claude-code"
 ADAPTERS: dict[str, str] = {
     "claude-code": "memloom.agents.claude_code:ClaudeCode",
     "codex": "memloom.agents.codex:Codex",
+    "gemini": "memloom.agents.gemini:GeminiCli",
     "copilot": "memloom.agents.copilot:CopilotCLI",
     "aider": "memloom.agents.aider:Aider",
 }

@@ -1,0 +1,182 @@
+"""The Gemini CLI adapter: recordings under ``tmp/<project>/chats/``, hooks in ``settings.json``.
+
+Registered as ``gemini``; its memories' ``source`` (:attr:`GeminiCli.name`) is
+``gemini-cli``. :mod:`.home` (the one home folder), :mod:`.discover` (which
+recordings to import), :mod:`.parse` (legacy ``.json`` and ``.jsonl`` as units),
+:mod:`.project` (the project a recording belongs to: the files hold no cwd),
+:mod:`.hooks` / :mod:`.jsonc` (the settings.json merge), :mod:`.payload` (the
+hooks' stdin). Submodules load when first used; this module and the hook path
+are standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memloom.agents.base import (
+    DiscoverOptions,
+    Discovery,
+    Env,
+    HookEvent,
+    HooksChange,
+    ParseResult,
+    SessionFile,
+)
+from memloom.agents.gemini import home as _home
+
+__all__ = ["GeminiCli"]
+
+
+class GeminiCli:
+    """:class:`memloom.agents.base.Agent` for Google Gemini CLI.
+
+    ``candidate_roots``: project roots known from elsewhere (other agents' cwds,
+    ``--path`` folders, hook payloads' ``cwd``), hashed against a recording's
+    ``projectHash`` when ``projects.json`` and the ``.project_root`` marker do not
+    name its project. The importer fills it before discovering and reading.
+
+    ``rereads_whole``: every read folds the whole file (``$rewindTo``,
+    ``$set.messages`` and re-emitted ids need it; legacy ``.json`` files are
+    rewritten whole), so the importer's uuid check must include this session's
+    own records (see :meth:`read`).
+    """
+
+    name = "gemini-cli"
+    registry_name = "gemini"
+    rereads_whole = True
+
+    def __init__(self, candidate_roots: Iterable[str] = ()) -> None:
+        self.candidate_roots: list[str] = list(candidate_roots)
+
+    def home(self, env: Env | None = None) -> Path:
+        return _home.gemini_home(env)
+
+    def found(self, env: Env | None = None) -> bool:
+        return self.home(env).is_dir()
+
+    def discover(self, options: DiscoverOptions) -> Discovery:
+        from memloom.agents.gemini import discover as found
+
+        roots = list(self.candidate_roots)
+        if options.paths:
+            return found.discover_paths(
+                [Path(p) for p in options.paths], project=options.project, candidates=roots
+            )
+        return found.discover(
+            options.root,
+            days=options.days,
+            max_sessions=options.max_sessions,
+            project=options.project,
+            quiet_seconds=options.quiet_seconds,
+            now=options.now,
+            candidates=roots,
+        )
+
+    def read(
+        self,
+        path: Path,
+        *,
+        start_offset: int = 0,
+        start_line: int = 0,
+        final: bool = False,
+        seen: set[str] | None = None,
+    ) -> ParseResult:
+        """The whole file folded; units new since the watermark (:mod:`.parse`).
+
+        ``end_offset``/``lines_read`` are for the whole file; ``cwd`` is the project
+        root when it can be found, else None with ``dropped["project_unresolved"] = 1``
+        (the memories stay global).
+        """
+        from memloom.agents.gemini.discover import Head, session_project
+        from memloom.agents.gemini.parse import parse_file
+
+        res, meta = parse_file(
+            path, start_offset=start_offset, start_line=start_line, final=final, seen=seen
+        )
+        head = Head(True, meta.format, meta.session_id, meta.project_hash, meta.kind)
+        match = session_project(Path(path), head, self.candidate_roots)
+        res.cwd = match.root
+        if match.root is None:
+            res.dropped["project_unresolved"] = 1
+        return res
+
+    def read_bytes(self, data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
+        from memloom.agents.gemini.parse import parse_bytes
+
+        return parse_bytes(data, first_line=first_line, final=final)[0]
+
+    def open(self, path: Path) -> Any:
+        """The raw recording (watermarks are over its bytes); never blocks on a FIFO."""
+        from memloom.agents.files import open_regular
+
+        return open_regular(path)
+
+    def use_project_roots(self, roots: Sequence[Path]) -> None:
+        """Gemini records no working directory: these are the roots whose sha256 may
+        be a session's ``projectHash``."""
+        self.candidate_roots = [str(r) for r in roots]
+
+    def format_context(self, event: str, text: str) -> str:
+        """``hookSpecificOutput.additionalContext`` on BeforeAgent / SessionStart (stdout
+        must be JSON or nothing)."""
+        import json
+
+        if not text:
+            return ""
+        hook = {"prompt": "BeforeAgent", "session-start": "SessionStart"}.get(event, event)
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": hook, "additionalContext": text}}
+        )
+
+    def ledger_identity(self, file: SessionFile) -> str:
+        """``gemini:<sessionId>``: resume converts ``.json`` to ``.jsonl`` and Gemini
+        migrates project folders, but the session id stays."""
+        return f"gemini:{file.session_id}"
+
+    def project_of(self, path: Path) -> str | None:
+        return self.project_match(path).root
+
+    def project_match(self, path: Path) -> Any:
+        """The :class:`~.project.ProjectMatch` for ``path``: its root and how, or why not."""
+        from memloom.agents.gemini.discover import session_project
+
+        return session_project(Path(path), candidates=self.candidate_roots)
+
+    def recognises(self, path: Path) -> bool:
+        """Whether ``path`` is a Gemini CLI recording by its content (``--path`` files)."""
+        from memloom.agents.gemini.discover import read_head
+
+        return read_head(Path(path)).is_session
+
+    def transcripts_root(self, env: Env | None = None) -> Path:
+        return _home.tmp_dir(env)
+
+    def settings_path(self, env: Env | None = None) -> Path:
+        return _home.settings_path(env)
+
+    def install_hooks(
+        self, command: str, *, recall: bool = True, env: Env | None = None
+    ) -> HooksChange:
+        from memloom.agents.gemini.hooks import install
+
+        return install(command, recall=recall, env=env)
+
+    def remove_hooks(self, env: Env | None = None) -> HooksChange:
+        from memloom.agents.gemini.hooks import remove
+
+        return remove(env)
+
+    def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
+        from memloom.agents.gemini.hooks import installed
+
+        return installed(env)
+
+    def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
+        from memloom.agents.gemini.payload import parse_hook_payload
+
+        return parse_hook_payload(payload, env)
+
+    def __repr__(self) -> str:
+        return "GeminiCli()"
