@@ -940,11 +940,6 @@ def test_import_rewritten_legacy_json_sends_only_the_new_message(tmp_path, model
         m.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="importer: project = parsed.cwd or … or file.project_dir keeps '' (Gemini's 'no "
-    "project') instead of None (global); it needs a final `or None`",
-)
 def test_import_of_an_unknown_project_is_global(tmp_path, model):  # noqa: F811
     import memloom
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import importlib
 import os
+from typing import TYPE_CHECKING
 
-from memloom.agents.base import Agent
+if TYPE_CHECKING:
+    from memloom.agents.base import Agent
 
 __all__ = [
     "ADAPTERS",
@@ -68,3 +70,12 @@ def agent_for_file(path: str | os.PathLike[str]) -> str | None:
 
     where = Path(path)
     return next((name for name in ADAPTERS if get_agent(name).recognises(where)), None)
+
+
+def __getattr__(name: str) -> object:
+    """``Agent`` (the protocol) loads on first use: the hook fast path never needs it."""
+    if name == "Agent":
+        from memloom.agents.base import Agent
+
+        return Agent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

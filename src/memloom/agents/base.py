@@ -52,6 +52,8 @@ SKIP_REASONS = (
     "missing",
 )
 
+from memloom.agents.events import HookEvent, HooksChange  # noqa: E402  (re-exported)
+
 Env = Mapping[str, str]
 
 #: How much of a file :meth:`Agent.recognises` is shown.
@@ -132,30 +134,6 @@ class DiscoverOptions:
     project: str | None = None
     quiet_seconds: float = 300
     now: float | None = None
-
-
-@dataclass(frozen=True)
-class HookEvent:
-    """A capture hook's payload, checked: the session file to queue and what came with it.
-
-    ``session_id``, ``cwd`` and ``reason`` are passed through as the agent sent them.
-    """
-
-    agent: str
-    transcript_path: Path
-    session_id: Any = None
-    cwd: Any = None
-    reason: Any = None
-
-
-@dataclass
-class HooksChange:
-    """What installing or removing memloom's hooks did to the agent's settings file."""
-
-    settings_path: Path
-    backup_path: Path | None
-    changed: bool
-    events: list[str]
 
 
 @runtime_checkable

@@ -386,7 +386,9 @@ class Importer:
         self.report.malformed += parsed.malformed
         self.report.oversized += parsed.oversized
         rep.session_id = parsed.session_id or file.session_id
-        project = parsed.cwd or context_cwd or (row.project if row else None) or file.project_dir
+        project = (
+            parsed.cwd or context_cwd or (row.project if row else None) or file.project_dir
+        ) or None  # "": no project known, the memories are global
         rep.project = project
         units = list(parsed.units)
         uuids = [u.uuid for u in units if u.uuid]

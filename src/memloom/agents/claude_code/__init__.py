@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memloom.agents.base import (
-    DiscoverOptions,
-    Discovery,
-    Env,
-    HookEvent,
-    HooksChange,
-    ParseResult,
-    SessionFile,
-)
 from memloom.agents.claude_code import home as _home
+
+if TYPE_CHECKING:  # the hook fast path never loads the protocol module
+    from memloom.agents.base import (
+        DiscoverOptions,
+        Discovery,
+        Env,
+        HookEvent,
+        HooksChange,
+        ParseResult,
+        SessionFile,
+    )
 
 __all__ = ["ClaudeCode"]
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.base import HookEvent
 from memloom.agents.claude_code.home import projects_dir
+from memloom.agents.events import HookEvent
 from memloom.agents.files import check_transcript_path
 
 __all__ = ["NAME", "parse_hook_payload", "validate_transcript"]
