@@ -154,7 +154,7 @@ def main() -> None:
                     "before": before,
                     "after": after,
                     "ratio": round(after / before, 3) if before else None,
-                    "higher_is_better": metric.endswith(HIGHER_IS_BETTER),
+                    "higher_is_better": any(unit in metric for unit in HIGHER_IS_BETTER),
                     "rounds": args.rounds,
                 }
             )

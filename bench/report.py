@@ -248,6 +248,8 @@ def ab_section() -> str:
         f"{doc['load_average_start'][0]} at the start and {doc['load_average_end'][0]} "
         "at the end (2 cores).",
         "",
+        doc.get("note", ""),
+        "",
         "| bench | metric | before | after | after / before | rounds |",
         "|---|---|---|---|---|---|",
     ]
