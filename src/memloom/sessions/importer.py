@@ -729,9 +729,16 @@ def import_agents(
     else:
         share_project_roots(engine)
         runs = [(name, None) for name in (found_agents() if every else [agent])]
+    outer = options.progress
+
+    def progress(event: dict[str, Any]) -> None:
+        if outer is not None and event.get("event") != "done":  # one "done", for the total
+            outer(event)
+
     total: ImportReport | None = None
     for name, paths in runs:
-        report = Importer(engine, llm, replace(options, agent=name, paths=paths)).run()
+        each = replace(options, agent=name, paths=paths, progress=progress)
+        report = Importer(engine, llm, each).run()
         if total is None:
             total = report
         else:
@@ -745,6 +752,8 @@ def import_agents(
             dry_run=options.dry_run,
         )
     total.skipped["not_transcripts"] = total.skipped.get("not_transcripts", 0) + unrecognised
+    if outer is not None:
+        outer({"event": "done", "report": total.model_dump()})
     return total
 
 
