@@ -66,9 +66,15 @@ def found_agents() -> tuple[str, ...]:
 def agent_for_file(path: str | os.PathLike[str]) -> str | None:
     """The agent whose session file ``path`` is, by its content; None if no adapter
     recognises it (or it cannot be read)."""
+    import stat
     from pathlib import Path
 
     where = Path(path)
+    try:  # only regular files are sniffed: opening a FIFO would block the import
+        if not stat.S_ISREG(os.stat(where).st_mode):
+            return None
+    except OSError:
+        return None
     return next((name for name in ADAPTERS if get_agent(name).recognises(where)), None)
 
 
