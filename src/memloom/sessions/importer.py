@@ -417,7 +417,7 @@ class Importer:
         digest = hashlib.sha256()
         consumed = 0
         if start_offset:
-            digest = _hash_upto(path, start_offset, self.agent.open)
+            digest = ledger_mod.prefix_digest(path, start_offset, self.agent.open)
             consumed = start_offset
         ends = _line_ends(path, start_offset, end_offset, self.agent.open)
 
@@ -673,19 +673,6 @@ class Importer:
             p.path == path and p.start_line == start and p.end_line == end
             for p in store.provenance(ids)
         )
-
-
-def _hash_upto(path: Path, length: int, opener: ledger_mod.Opener) -> Any:
-    digest = hashlib.sha256()
-    remaining = length
-    with opener(path) as fh:
-        while remaining > 0:
-            block = fh.read(min(1 << 20, remaining))
-            if not block:
-                break
-            digest.update(block)
-            remaining -= len(block)
-    return digest
 
 
 __all__ = ["Counter", "ImportOptions", "ImportReport", "Importer", "SessionReport"]

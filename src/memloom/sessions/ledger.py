@@ -40,6 +40,11 @@ Opener = Callable[[Path], Any]
 
 def hash_prefix(path: Path, length: int, opener: Opener = open_regular) -> str:
     """SHA-256 of the first ``length`` bytes (fewer if the file is shorter)."""
+    return prefix_digest(path, length, opener).hexdigest()
+
+
+def prefix_digest(path: Path, length: int, opener: Opener = open_regular) -> Any:
+    """A SHA-256 object fed the first ``length`` bytes: the importer goes on feeding it."""
     digest = hashlib.sha256()
     remaining = length
     with opener(path) as fh:
@@ -49,7 +54,7 @@ def hash_prefix(path: Path, length: int, opener: Opener = open_regular) -> str:
                 break
             digest.update(block)
             remaining -= len(block)
-    return digest.hexdigest()
+    return digest
 
 
 def plan(
