@@ -71,3 +71,46 @@ def test_a_codex_memory_reaches_a_claude_code_prompt_in_the_same_repository(
     )
     assert res.returncode == 0, res.stderr
     assert "REDIS_URL=redis://localhost:6380" in res.stdout
+
+
+def test_status_reports_each_agent_sessions_and_its_newest_failure(tmp_path, monkeypatch, model):  # noqa: F811
+    codex = tmp_path / "codex"
+    claude = tmp_path / "claude"
+    (claude / "projects").mkdir(parents=True)
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    for n in (1, 2):
+        sid = f"019ab730-0000-7000-8000-00000000000{n}"
+        path = write(
+            codex / "sessions" / "2025" / "11" / "24" / rollout_name(sid),
+            [meta(sid, str(tmp_path)), user(f"REMEMBER: fact number {n}"), assistant("ok")],
+        )
+        old = time.time() - 3600
+        os.utime(path, (old, old))
+    home = tmp_path / "home"
+    m = memloom.open(home=str(home))
+    try:
+        assert m.import_sessions(agent="codex").saved == 2
+    finally:
+        m.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLOOM_")}
+    env.update(MEMLOOM_HOME=str(home), MEMLOOM_LLM="offline")
+
+    def status(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memloom._entry", "status", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    doc = json.loads(status("--json").stdout)
+    seen = doc["agents"]["codex"]["imports"]
+    assert (seen["sessions"], seen["memories"], seen["last_error"]) == (2, 2, None)
+    assert seen["last_import"] and seen["last_import_text"]
+    assert doc["agents"]["codex"]["source"] == "codex" and doc["agents"]["codex"]["found"]
+    assert doc["agents"]["claude-code"]["imports"]["sessions"] == 0
+    text = status().stdout
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("codex"))
+    assert "found" in line and "2 sessions, 2 memories" in line and "last import" in line

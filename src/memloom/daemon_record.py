@@ -10,7 +10,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -90,6 +89,8 @@ def stop_daemon(home: Path, timeout: float = 15.0) -> dict[str, Any] | None:
         return None
     pid = int(info["pid"])
     try:
+        import signal  # here, not at the top: the hooks import this module
+
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         daemon_file(home).unlink(missing_ok=True)

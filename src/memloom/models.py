@@ -111,16 +111,12 @@ def _clean_embedding(values: list[float] | None) -> list[float] | None:
 # document); the validators enforce them with messages of their own.
 MemoryText = Annotated[
     str,
-    Field(
-        json_schema_extra={"minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": _NOT_BLANK}
-    ),
+    Field(json_schema_extra={"minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": _NOT_BLANK}),
     AfterValidator(_clean_text),
 ]
 Tag = Annotated[
     str,
-    Field(
-        json_schema_extra={"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NOT_BLANK}
-    ),
+    Field(json_schema_extra={"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NOT_BLANK}),
 ]
 Tags = Annotated[
     list[Tag], Field(json_schema_extra={"maxItems": MAX_TAGS}), AfterValidator(_clean_tags)

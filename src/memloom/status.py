@@ -42,8 +42,10 @@ def _event(e: tuple[str, str | None, float] | None) -> dict[str, Any] | None:
     return {"kind": e[0], "detail": e[1], "at": e[2], "at_text": _when(e[2])}
 
 
-def agents_summary() -> dict[str, dict[str, Any]]:
-    """Per agent memloom can read: whether its home exists and which hooks are in."""
+def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Per agent memloom can read: whether its home exists, which hooks are in and,
+    given the ledger's ``imports`` (:meth:`memloom.Memloom.ledger_stats`), how many of
+    its sessions were imported, when last, and the newest session still failing."""
     from memloom.agents import agent_names, get_agent
 
     out: dict[str, dict[str, Any]] = {}
@@ -57,11 +59,21 @@ def agents_summary() -> dict[str, dict[str, Any]]:
             if not isinstance(exc, NotImplementedError | OSError | ValueError):
                 raise
         out[name] = {
+            "source": agent.name,
             "found": agent.found(),
             "home": str(agent.home()) if agent.found() else None,
             "hooks": {k: v for k, v in hooks.items() if k != "readable"},
             "settings": where,
         }
+        if imports is not None:
+            seen = imports.get("agents", {}).get(agent.name) or {
+                "sessions": 0,
+                "memories": 0,
+                "last_import": None,
+                "last_error": None,
+            }
+            last = seen["last_import"]
+            out[name]["imports"] = {**seen, "last_import_text": _when(last) if last else None}
     return out
 
 
@@ -112,6 +124,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
     summary = capture_summary(home, settings.raw, settings)
     with memloom.open(settings=settings) as m:
         imports = m.ledger_stats()
+        agents = agents_summary(imports)
         stats = m.stats()
         llm = m.llm.description
         embedder = m.embedder.fingerprint
@@ -123,7 +136,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
             "pid": daemon.get("pid") if daemon else None,
         },
         "hooks": summary["hooks"],
-        "agents": summary["agents"],
+        "agents": agents,
         "scope": summary["scope"],
         "capture": summary["capture"],
         "budget": summary["budget"],

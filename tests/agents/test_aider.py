@@ -263,3 +263,29 @@ def test_import_through_the_importer(tmp_path, model):  # noqa: F811
         assert again.sessions == 0 and again.skipped["up_to_date"] == 1
     finally:
         m.close()
+
+
+def test_each_memory_names_the_session_of_the_file_it_came_from(tmp_path, model):  # noqa: F811
+    """One history file, two sessions: each memory and its provenance carry its own."""
+    repo = tmp_path / "acme"
+    path = history(
+        repo,
+        HEADER.format("2025-12-01 10:00:00")
+        + "\n#### REMEMBER: staging listens on port 5433  \n\nNoted.\n\n"
+        + HEADER.format("2025-12-02 09:30:00")
+        + "\n#### REMEMBER: deploys go out on tuesdays  \n\nNoted.\n\n",
+    )
+    m = memloom.open(home=str(tmp_path / "home"))
+    try:
+        report = Importer(m, m.llm, ImportOptions(paths=[path], agent="aider")).run()
+        assert report.saved == 2
+        by_text = {mem.text: mem for mem in m.list({"limit": 10}).memories}
+        first = by_text["staging listens on port 5433"]
+        second = by_text["deploys go out on tuesdays"]
+        assert first.session_id == f"aider:{path}:2025-12-01 10:00:00"
+        assert second.session_id == f"aider:{path}:2025-12-02 09:30:00"
+        for mem in (first, second):
+            (prov,) = m.get(mem.id).provenance
+            assert (prov.session_id, prov.agent) == (mem.session_id, "aider")
+    finally:
+        m.close()

@@ -970,3 +970,31 @@ def test_importer_skips_a_rollout_once_compressed(tmp_path, engine, model):  # n
     live.unlink()
     again = _import(engine, home)
     assert again.sessions == 0 and model.distill_calls == calls
+
+
+def test_each_memory_belongs_to_the_project_of_its_own_turn(tmp_path, engine, model):  # noqa: F811
+    """A session that moves to another repository (a turn_context with a new cwd) files
+    what it learnt there under that repository, normalised to its git root."""
+    first, second = tmp_path / "acme", tmp_path / "billing"
+    (first / ".git").mkdir(parents=True)
+    (second / ".git").mkdir(parents=True)
+    (second / "src" / "api").mkdir(parents=True)
+    home = tmp_path / "codex"
+    sid = "019ab730-0000-7000-8000-0000000000dd"
+    write(
+        home / "sessions" / "2025" / "11" / "24" / rollout_name(sid),
+        [
+            meta(sid, str(first)),
+            user("REMEMBER: acme builds with make all"),
+            turn(str(second / "src" / "api")),
+            user("REMEMBER: billing retries webhooks five times"),
+        ],
+    )
+    assert _import(engine, home).saved == 2
+    by_text = {m.text: m for m in engine.list({"limit": 10}).memories}
+    assert by_text["acme builds with make all"].project == str(first)
+    assert by_text["billing retries webhooks five times"].project == str(second)
+    (prov,) = engine.get(by_text["billing retries webhooks five times"].id).provenance
+    assert (prov.project, prov.session_id, prov.agent) == (str(second), sid, "codex")
+    row = engine.backend.ledger_get_many([f"codex:{sid}"])[f"codex:{sid}"]
+    assert (row.project, row.agent) == (str(first), "codex")  # the session's own project

@@ -511,9 +511,7 @@ def test_session_end_payloads(tmp_path, agent):
 
 def test_session_start_output_contract(agent):
     block = "<memloom-context>x</memloom-context>"
-    assert json.loads(agent.format_context("session-start", block)) == {
-        "additionalContext": block
-    }
+    assert json.loads(agent.format_context("session-start", block)) == {"additionalContext": block}
     assert agent.format_context("session-start", "  ") == ""
 
 

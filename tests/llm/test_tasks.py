@@ -20,6 +20,7 @@ from memloom.llm.tasks import (
     system_for,
     validate_classify,
     validate_distill,
+    validate_distill_reasons,
     validate_judge,
 )
 
@@ -109,6 +110,22 @@ def test_validate_distill_keeps_valid_items() -> None:
         ("fact", "acme uses Vite.", (10, 12)),
         ("procedure", "Run `make test`.", (20, 20)),
     ]
+
+
+def test_memories_drawn_only_from_context_lines_are_dropped() -> None:
+    """A resumed chunk opens with lines the earlier run distilled (new lines start at 15)."""
+    reply = {
+        "memories": [
+            {"type": "fact", "content": "old only", "lines": [10, 14]},
+            {"type": "fact", "content": "spans both", "lines": [12, 15]},
+            {"type": "fact", "content": "new only", "lines": [16, 18]},
+        ]
+    }
+    memories, reasons = validate_distill_reasons(reply, chunk_lines=(10, 20), new_from=15)
+    assert [m.content for m in memories] == ["spans both", "new only"]
+    assert reasons == {"context_only": 1}
+    # Without context every line is new.
+    assert len(validate_distill_reasons(reply, chunk_lines=(10, 20))[0]) == 3
 
 
 @pytest.mark.parametrize(

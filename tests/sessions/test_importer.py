@@ -179,7 +179,9 @@ def test_grown_file_resumes_from_the_watermark_with_context(m, model, tmp_path):
     # The last 40 lines before the watermark come along as context, nothing older.
     assert numbers[0] == 61 - 40 + 1 and numbers[-1] == 63
     assert ledger(m, path).lines == 63
-    # The overlap re-read the Go memory; it merged instead of duplicating.
+    # The overlap re-read the Go line; what the model drew from context alone is
+    # dropped (the first run wrote it), so it is neither duplicated nor re-judged.
+    assert report.dropped_reasons == {"context_only": 1} and report.merged == 0
     texts = [d.text for d in active(m)]
     assert sorted(texts) == ["deploys go through ArgoCD", "the API is written in Go"]
 

@@ -362,10 +362,20 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 "asserted_at, last_referenced) VALUES (%s, %s, %s, 't', 'h', 0, 0, 0)",
                 (f"m{i}", owner, f"m{i}"),
             )
+        for key in ("/home/a/.claude/projects/-x/1.jsonl", "codex:019a"):
+            conn.execute(
+                'INSERT INTO ledger (owner, path, size, mtime, "offset", lines, hash, status, '
+                "updated_at) VALUES ('alice', %s, 1, 1, 1, 1, 'h', 'complete', 1)",
+                (key,),
+            )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 3
+    assert store.schema_version == len(MIGRATIONS) == 4
     assert store.count() == 3
-    assert store.scoped(Principal("alice")).count() == 2
+    alice = store.scoped(Principal("alice"))
+    assert alice.count() == 2
+    # Ledger rows written before agents were recorded are named by their key (migration 4).
+    rows = alice.ledger_get_many(["/home/a/.claude/projects/-x/1.jsonl", "codex:019a"])
+    assert sorted(r.agent for r in rows.values()) == ["claude-code", "codex"]
     store.close()
 
 

@@ -33,6 +33,8 @@ XSS_SCRIPT = "<script>window.__pwned=1</script>"
 XSS_IMG = '<img src=x onerror="window.__pwned=1">'
 XSS_TAG = "<svg onload=window.__pwned=2>"
 PROJECT = "acme-api"
+#: Learnt in another agent's session: the list shows its source and filters by it.
+CODEX_FACT = "The protobuf stubs must be regenerated with make proto before go build"
 
 
 def save(api: httpx.Client, text: str, type_: str = "fact", **extra: Any) -> dict[str, Any]:
@@ -73,6 +75,7 @@ def seed(api: httpx.Client, claude: Path, *, xss: bool = True) -> dict[str, Any]
         "episode",
         tags=["testing"],
     )["id"]
+    ids["codex"] = save(api, CODEX_FACT, "fact", source="codex", tags=["build"])["id"]
     ids["credential"] = save(api, CREDENTIAL, "fact", sensitivity=3, tags=["staging"])["id"]
     old = save(api, CONFLICT_OLD, "fact", tags=["config"])
     new = save(api, CONFLICT_NEW, "fact", tags=["config"])

@@ -121,6 +121,30 @@ def test_credential_is_masked_in_the_list_until_clicked(page, served):
     expect(row_of(page, ids["credential"])).to_be_visible()
 
 
+def test_each_row_names_its_agent_and_the_source_filter_narrows_to_it(page, served):
+    _, ids = served
+    page.goto("/#/memories?limit=100")
+    codex_row = row_of(page, ids["codex"])
+    expect(codex_row.locator(".meta-link.source")).to_have_text("codex")
+    chip = page.locator(".meta-link.source", has_text="claude-code")
+    imported = page.locator(".mem-row", has=chip)
+    expect(imported.first).to_be_visible()
+    # The Source menu offers every agent the store holds, with its count.
+    options = page.locator("#filter-source option").all_inner_texts()
+    assert any(o.startswith("codex (1)") for o in options), options
+    assert any(o.startswith("claude-code (") for o in options), options
+    codex_row.locator(".meta-link.source").click()
+    expect(page).to_have_url(re.compile(r"source=codex"))
+    expect(page.locator("#filter-source")).to_have_value("codex")
+    rows = page.locator(".mem-row")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text(data.CODEX_FACT)
+    page.locator("#filter-source").select_option("claude-code")
+    expect(rows.first).to_be_visible()
+    sources = rows.locator(".meta-link.source").all_inner_texts()
+    assert sources and set(sources) == {"claude-code"}, sources
+
+
 # ---------------------------------------------------------------- detail
 
 
@@ -142,6 +166,8 @@ def test_detail_shows_provenance_with_the_cited_transcript_lines(page, api):
         f"line {start}" if start == end else f"lines {start}–{end}"
     )
     expect(section).to_contain_text(prov["session_id"])
+    assert prov["agent"] == "claude-code"
+    expect(section.locator(".prov-agent")).to_have_text("claude-code")
     expect(section.locator(".excerpt")).to_have_text(prov["excerpt"])
     lines = section.locator(".t-line")
     expect(lines).to_have_count(len(context["provenance"][0]["lines"]))

@@ -64,9 +64,11 @@ SNIFF_BYTES = 64 * 1024
 class Unit:
     """One human prompt or one assistant reply, with the physical lines it came from.
 
-    ``session_id`` and ``cwd`` are for agents whose files hold several sessions
-    (Aider) or change directory per turn (Codex ``turn_context``); None means the
-    file's own (:class:`ParseResult`) values apply, as for Claude Code.
+    ``session_id``, ``cwd`` and ``project`` are for agents whose files hold several
+    sessions (Aider) or change directory per turn (Codex ``turn_context``): the
+    importer files a memory under the session and project of the turns it came
+    from. None means the file's own (:class:`ParseResult`) values apply, as for
+    Claude Code. ``project`` is the adapter's reading of ``cwd`` (Codex: its git root).
     """
 
     role: Literal["user", "assistant"]
@@ -77,6 +79,7 @@ class Unit:
     timestamp: str | None
     session_id: str | None = None
     cwd: str | None = None
+    project: str | None = None
 
 
 @dataclass
@@ -142,6 +145,11 @@ class Agent(Protocol):
 
     #: The registry name, the ``source`` of its memories (``"claude-code"``).
     name: str
+    #: The agent rewrites its session files whole by design (Gemini's legacy
+    #: ``.json``): when one is read again from its start, records an earlier run
+    #: already distilled from it are not sent again. Otherwise a file whose bytes
+    #: changed is distilled again in full (the ledger's "rewritten").
+    rereads_whole: bool
 
     def home(self, env: Env | None = None) -> Path:
         """The agent's configuration folder (from its environment variable, else the default)."""

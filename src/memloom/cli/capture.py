@@ -251,10 +251,21 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     hooks = [n for n in ("notify", "prompt_recall") if h.get(n)]
     out.print(f"hooks       {', '.join(hooks) or 'not installed'} ({h['settings']})", markup=False)
     for name, a in doc.get("agents", {}).items():
-        if name == "claude-code" or not a["found"]:
+        seen = a.get("imports") or {}
+        if not a["found"] and not seen.get("sessions"):
             continue
         on = [k for k, v in a["hooks"].items() if v]
-        out.print(f"  {name:<10}found; hooks {', '.join(on) or 'not installed'}", markup=False)
+        parts = [
+            "found" if a["found"] else "not found",
+            f"hooks {', '.join(on) or 'not installed'}" if a["settings"] else "no hooks",
+            f"{seen.get('sessions', 0)} sessions, {seen.get('memories', 0)} memories",
+        ]
+        if seen.get("last_import"):
+            parts.append(f"last import {seen['last_import_text']}")
+        out.print(f"  {name:<12}{'; '.join(parts)}", markup=False)
+        if seen.get("last_error"):
+            e = seen["last_error"]
+            out.print(f"  {'':<12}last error {e['path']}: {e['error']}", markup=False)
     sc = doc["scope"]
     scope = "all projects" if sc["all"] else ", ".join(sc["projects"]) or "nothing (not connected)"
     out.print(f"capturing   {scope}", markup=False)

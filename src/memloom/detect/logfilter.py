@@ -24,9 +24,9 @@ class RedactingFilter(logging.Filter):
         if hits:
             record.msg, record.args = redacted, None
         if record.exc_info and not record.exc_text:
-            record.exc_text = detector.redact(
-                logging.Formatter().formatException(record.exc_info)
-            )[0]
+            record.exc_text = detector.redact(logging.Formatter().formatException(record.exc_info))[
+                0
+            ]
         if record.stack_info:
             record.stack_info = detector.redact(record.stack_info)[0]
         return True

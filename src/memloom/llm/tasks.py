@@ -81,7 +81,7 @@ MAX_MEMORIES_PER_CHUNK = 25
 #: Why a distilled item was dropped: not an object / unknown type / content not a
 #: non-empty string; content over MAX_CONTENT_CHARS; ``lines`` not a [start, end] range
 #: inside the chunk; beyond MAX_MEMORIES_PER_CHUNK valid items.
-DISTILL_DROP_REASONS = ("invalid", "too_long", "outside_chunk", "too_many")
+DISTILL_DROP_REASONS = ("invalid", "too_long", "outside_chunk", "context_only", "too_many")
 #: Reasons are kept for display; longer ones are cut.
 MAX_REASON_CHARS = 500
 
@@ -350,10 +350,14 @@ def validate_distill(
 
 
 def validate_distill_reasons(
-    reply: Any, *, chunk_lines: tuple[int, int]
+    reply: Any, *, chunk_lines: tuple[int, int], new_from: int | None = None
 ) -> tuple[list[DistilledMemory], dict[str, int]]:
     """:func:`validate_distill` with the drops counted by reason (:data:`DISTILL_DROP_REASONS`;
-    only reasons that occurred are present)."""
+    only reasons that occurred are present).
+
+    ``new_from``: the first line that was not imported before (the chunk opens with
+    context lines re-read on resume); a memory drawn only from earlier lines was
+    distilled by the earlier run and is dropped as ``context_only``."""
     first, last = chunk_lines
     memories: list[DistilledMemory] = []
     reasons: dict[str, int] = {}
@@ -383,6 +387,9 @@ def validate_distill_reasons(
             or not first <= lines[0] <= lines[1] <= last
         ):
             drop("outside_chunk")
+            continue
+        if new_from is not None and lines[1] < new_from:
+            drop("context_only")
             continue
         if len(memories) >= MAX_MEMORIES_PER_CHUNK:
             drop("too_many")

@@ -97,9 +97,7 @@ class ImportRequest(BaseModel):
         json_schema_extra={"examples": [{"days": 7, "sessions": 10, "dry_run": True}]},
     )
 
-    paths: (
-        list[Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]] | None
-    ) = Field(
+    paths: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]] | None = Field(
         default=None,
         max_length=MAX_IMPORT_PATHS,
         description="Absolute paths of transcripts or folders inside the Claude Code projects "
@@ -287,7 +285,8 @@ def create_app(
         return m.save(req)
 
     @app.get("/v1/memories", tags=["memories"])
-    def list_memories(m: Current,
+    def list_memories(
+        m: Current,
         project: Annotated[str | None, Query(max_length=MAX_NAME_CHARS)] = None,
         type: Annotated[list[MemoryType], Query()] = [],  # noqa: B006
         tag: TagFilter = [],  # noqa: B006
@@ -339,7 +338,8 @@ def create_app(
         return m.restore(memory_id)
 
     @app.get("/v1/conflicts", tags=["conflicts"])
-    def conflicts(m: Current,
+    def conflicts(
+        m: Current,
         status: Literal["pending", "resolved", "all"] = "pending",
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
@@ -360,8 +360,8 @@ def create_app(
         return m.revert(conflict_id)
 
     @app.get("/v1/memories/{memory_id}/context", tags=["memories"])
-    def memory_context(m: Current,
-        memory_id: MemoryId, around: Annotated[int, Query(ge=0, le=50)] = 5
+    def memory_context(
+        m: Current, memory_id: MemoryId, around: Annotated[int, Query(ge=0, le=50)] = 5
     ) -> dict[str, Any]:
         """The transcript lines a memory came from, with neighbours, if the file still exists."""
         return m.memory_context(memory_id, around)

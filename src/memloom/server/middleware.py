@@ -117,8 +117,10 @@ class BearerAuth:
             principal = self.lookup(supplied.decode("utf-8", "replace"))
             if principal is not None:
                 return principal
-        if self.token is None and not supplied and not (
-            self.tokens_exist is not None and self.tokens_exist()
+        if (
+            self.token is None
+            and not supplied
+            and not (self.tokens_exist is not None and self.tokens_exist())
         ):
             return None
         raise Unauthorized

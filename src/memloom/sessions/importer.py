@@ -269,9 +269,7 @@ def _line_ends(path: Path, start: int, end: int, opener: ledger_mod.Opener) -> l
     return out
 
 
-def _hash_range(
-    digest: Any, path: Path, start: int, end: int, opener: ledger_mod.Opener
-) -> None:
+def _hash_range(digest: Any, path: Path, start: int, end: int, opener: ledger_mod.Opener) -> None:
     """Feed bytes [start, end) of ``path`` to ``digest``, a block at a time."""
     with opener(path) as fh:
         fh.seek(start)
@@ -393,10 +391,16 @@ class Importer:
         units = list(parsed.units)
         uuids = [u.uuid for u in units if u.uuid]
         if uuids:
-            elsewhere = self.engine.backend.records_seen(uuids, key)
-            if elsewhere:
+            # A file its agent rewrites whole (Gemini's legacy .json), read again from
+            # its start: what an earlier run distilled from it is not sent again.
+            again = self.agent.rereads_whole and plan.reason in ("rewritten", "truncated")
+            seen = self.engine.backend.records_seen(uuids, "" if again else key)
+            if seen:
                 before = len(units)
-                units = [u for u in units if u.uuid not in elsewhere]
+                fresh = [u for u in units if u.uuid not in seen]
+                if again and fresh and not context:
+                    context = _context_before(units, fresh[0], seen)
+                units = fresh
                 self.report.duplicates += before - len(units)
         rep.units = len(units)
         for unit in (*context, *units):
@@ -440,6 +444,7 @@ class Importer:
                 hash=_EMPTY_HASH,
                 status="partial",
                 memories=0,
+                agent=self.agent.name,
             ),
             replaying=resumed,
         )
@@ -464,6 +469,7 @@ class Importer:
                 memories=progress.row.memories,
                 last_error=error,
                 updated_at=time.time(),
+                agent=self.agent.name,
             )
             self.engine.backend.ledger_put(progress.row)
 
@@ -548,8 +554,13 @@ class Importer:
         from memloom.llm import tasks
         from memloom.llm.base import ProviderStopError
 
+        first = chunk.units[0] if chunk.units else None
         payload = {
-            "session": {"id": rep.session_id, "project": project, "path": path},
+            "session": {
+                "id": (first and first.session_id) or rep.session_id,
+                "project": (first and first.project) or project,
+                "path": path,
+            },
             "lines": [{"line": u.start_line, "role": u.role, "text": u.text} for u in chunk.units],
         }
         try:
@@ -560,8 +571,9 @@ class Importer:
             raise ProviderStopped(str(exc)) from exc
         finally:
             self.report.calls["extraction"] += 1
+        new_from = chunk.new_units[0].start_line if chunk.context else None
         items, reasons = tasks.validate_distill_reasons(
-            reply, chunk_lines=(chunk.first_line, chunk.last_line)
+            reply, chunk_lines=(chunk.first_line, chunk.last_line), new_from=new_from
         )
         dropped = sum(reasons.values())
         for reason, count in reasons.items():
@@ -579,10 +591,14 @@ class Importer:
         for i, item in enumerate(items):
             start, end = item.lines
             vec = None if vectors is None else vectors[i]
-            if progress.replaying and self._already_written(texts[i], vec, project, path, item):
+            near = [u for u in by_line if u.end_line >= start and u.start_line <= end]
+            # A file of several sessions (Aider) or a session that changes directory
+            # (Codex): the memory belongs to the turns it came from.
+            session_id = next((u.session_id for u in near if u.session_id), rep.session_id)
+            where = next((u.project for u in near if u.project), project)
+            if progress.replaying and self._already_written(texts[i], vec, where, path, item):
                 log.debug("%s lines %d-%d: already written by an earlier run", path, start, end)
                 continue
-            near = [u for u in by_line if u.end_line >= start and u.start_line <= end]
             excerpt = "\n".join(f"{u.role}: {u.text}" for u in near)
             if len(excerpt) > EXCERPT_CHARS:
                 excerpt = excerpt[: EXCERPT_CHARS - 1] + "…"
@@ -592,19 +608,19 @@ class Importer:
                 text=texts[i],
                 vec=vec,
                 type=item.type,
-                project=project,
+                project=where,
                 sensitivity=int(level),
                 source=self.agent.name,
-                session_id=rep.session_id,
+                session_id=session_id,
                 asserted_at=max(stamps) if stamps else None,
                 excerpt=excerpt,
-                metadata={"session_id": rep.session_id, "lines": [start, end]},
+                metadata={"session_id": session_id, "lines": [start, end]},
             )
             origin = ProvenanceRow(
                 memory_id="",
-                session_id=rep.session_id,
+                session_id=session_id,
                 path=path,
-                project=project,
+                project=where,
                 start_line=start,
                 end_line=end,
                 excerpt=excerpt,
@@ -676,6 +692,14 @@ class Importer:
 
 
 __all__ = ["Counter", "ImportOptions", "ImportReport", "Importer", "SessionReport"]
+
+
+def _context_before(units: Sequence[Unit], first_new: Unit, seen: set[str]) -> list[Unit]:
+    """The already-imported units just before ``first_new`` (within the same
+    :data:`ledger.CONTEXT_LINES` a resumed read re-reads), sent as context only."""
+    floor = first_new.start_line - ledger_mod.CONTEXT_LINES
+    before = [u for u in units if u.end_line < first_new.start_line and u.uuid in seen]
+    return [u for u in before if u.end_line > floor]
 
 
 def import_agents(
@@ -752,9 +776,7 @@ def share_project_roots(engine: ImportEngine) -> list[Path]:
 
     store = engine.backend
     names = set(store.stats()["by_project"]) | {r.project for r in store.all_ledger()}
-    roots = sorted(
-        Path(p) for p in names if p and Path(p).is_absolute() and Path(p).is_dir()
-    )
+    roots = sorted(Path(p) for p in names if p and Path(p).is_absolute() and Path(p).is_dir())
     for name in agent_names():
         get_agent(name).use_project_roots(roots)
     return roots

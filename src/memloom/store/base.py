@@ -154,6 +154,9 @@ class LedgerRow:
     memories: int = 0
     last_error: str | None = None
     updated_at: float = 0.0
+    #: The coding agent the session belongs to (its ``source`` name: ``claude-code``,
+    #: ``codex``…); None only for rows written by a caller that did not say.
+    agent: str | None = None
 
 
 @dataclass

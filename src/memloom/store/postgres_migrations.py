@@ -176,4 +176,15 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE provenance ADD COLUMN agent TEXT;
     """,
+    # 4: which coding agent a ledger row's session belongs to (``memloom status``
+    # per agent); rows written before are named by their key's shape
+    """
+    ALTER TABLE ledger ADD COLUMN agent TEXT;
+    UPDATE ledger SET agent = CASE
+        WHEN path LIKE 'codex:%' THEN 'codex'
+        WHEN path LIKE 'gemini:%' THEN 'gemini-cli'
+        WHEN path LIKE 'copilot:%' OR path LIKE 'copilot-legacy:%' THEN 'copilot-cli'
+        WHEN path LIKE '%.aider.chat.history.md' THEN 'aider'
+        ELSE 'claude-code' END;
+    """,
 ]

@@ -93,6 +93,7 @@ LEDGER_FIELDS = (
     "memories",
     "last_error",
     "updated_at",
+    "agent",
 )
 #: Conflict fields :meth:`SQLStore.update_conflict` may change.
 CONFLICT_UPDATABLE = frozenset({"status", "resolution", "detail", "resolved_at", "reason"})
@@ -604,6 +605,7 @@ class SQLStore:
                 row.memories,
                 row.last_error,
                 row.updated_at or time.time(),
+                row.agent,
             ),
         )
 
@@ -615,12 +617,34 @@ class SQLStore:
             f"MAX(l.updated_at) FROM ledger l {conjunction(mine)}",
             params,
         )
+        agents: dict[str, dict[str, Any]] = {}
+        for name, sessions, memories, last in self._fetch(
+            "SELECT COALESCE(l.agent, ''), COUNT(*), SUM(l.memories), MAX(l.updated_at) "
+            f"FROM ledger l {conjunction(mine)} GROUP BY COALESCE(l.agent, '')",
+            params,
+        ):
+            agents[name or "unknown"] = {
+                "sessions": int(sessions or 0),
+                "memories": int(memories or 0),
+                "last_import": last,
+                "last_error": None,
+            }
+        failed = self._fetch(
+            "SELECT COALESCE(l.agent, ''), l.path, l.last_error, l.updated_at FROM ledger l "
+            f"{conjunction([*mine, 'l.last_error IS NOT NULL'])} ORDER BY l.updated_at DESC",
+            params,
+        )
+        for name, path, error, at in failed:
+            entry = agents[name or "unknown"]
+            if entry["last_error"] is None:  # the newest failure of each agent
+                entry["last_error"] = {"path": path, "error": error, "at": at}
         return {
             "sessions": int(r[0] or 0),
             "complete": int(r[1] or 0),
             "partial": int(r[2] or 0),
             "memories": int(r[3] or 0),
             "last_import": r[4],
+            "agents": agents,
         }
 
     def ledger_recent(self, limit: int = 10) -> list[LedgerRow]:

@@ -49,6 +49,7 @@ class Aider:
     """:class:`memloom.agents.base.Agent` for Aider."""
 
     name = "aider"
+    rereads_whole = False
     key = "aider"
 
     def __init__(self, roots: Iterable[str | os.PathLike[str]] | None = None) -> None:

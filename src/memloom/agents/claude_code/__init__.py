@@ -37,6 +37,7 @@ class ClaudeCode:
     """:class:`memloom.agents.base.Agent` for Claude Code."""
 
     name = "claude-code"
+    rereads_whole = False
 
     def home(self, env: Env | None = None) -> Path:
         return _home.claude_root(env)

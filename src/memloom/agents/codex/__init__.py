@@ -40,6 +40,7 @@ class Codex:
     """:class:`memloom.agents.base.Agent` for OpenAI Codex CLI."""
 
     name = "codex"
+    rereads_whole = False
 
     def home(self, env: Env | None = None) -> Path:
         return _home.codex_home(env)

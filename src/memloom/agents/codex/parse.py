@@ -272,6 +272,10 @@ def project_root(cwd: str) -> str:
     return cwd
 
 
+def _project(cwd: str | None) -> str | None:
+    return project_root(cwd) if cwd else None
+
+
 # --------------------------------------------------------------------------- decoding
 
 
@@ -472,7 +476,10 @@ class _Parser:
         if not kept:
             self.dropped["injected" if injected else "empty"] += 1
             return
-        self.units.append(Unit(role, "\n\n".join(kept), line, line, mid, ts, cwd=self._unit_cwd()))
+        cwd = self._unit_cwd()
+        self.units.append(
+            Unit(role, "\n\n".join(kept), line, line, mid, ts, cwd=cwd, project=_project(cwd))
+        )
 
     def _unit_cwd(self) -> str | None:
         return self.turn_cwd or self.session_cwd
@@ -498,7 +505,8 @@ class _Parser:
         if not t:
             self.dropped["injected" if injected else "empty"] += 1
             return
-        self.copies.append(Unit(role, t, line, line, None, ts, cwd=self._unit_cwd()))
+        cwd = self._unit_cwd()
+        self.copies.append(Unit(role, t, line, line, None, ts, cwd=cwd, project=_project(cwd)))
 
     def finish(self) -> ParseResult:
         res = self.res

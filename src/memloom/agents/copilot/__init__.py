@@ -39,6 +39,7 @@ class CopilotCLI:
     """:class:`memloom.agents.base.Agent` for GitHub Copilot CLI."""
 
     name = "copilot-cli"
+    rereads_whole = False
     #: The registry key (``memloom.agents.get_agent("copilot")``, ``--agent copilot``).
     key = "copilot"
 

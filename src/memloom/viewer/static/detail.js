@@ -410,6 +410,7 @@ function provenance(doc, context) {
       { class: "prov-head" },
       h("span", { class: "prov-file", title: p.path || "" }, icon("file", 14), fileName(p.path) || "(unknown file)"),
       h("span", { class: "prov-lines" }, lineRange(p.start_line, p.end_line)),
+      p.agent ? h("span", { class: "prov-agent", title: "The coding agent of this session" }, p.agent) : null,
       p.project ? h("span", { class: "prov-project", title: p.project }, projectLabel(p.project)) : null,
       p.session_id ? h("span", { class: "muted small", title: "Session id" }, `session ${p.session_id}`) : null,
     );

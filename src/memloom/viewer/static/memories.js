@@ -98,12 +98,17 @@ function select(label, value, options, onChange, attrs = {}) {
     { "aria-label": label, title: label, onChange: (e) => onChange(e.target.value), ...attrs },
     options.map((o) => h("option", { value: o.value }, o.label)),
   );
+  setValue(el, value);
+  return el;
+}
+
+/** Show ``value`` as chosen, adding it to the menu if the store's counts lack it. */
+function setValue(el, value) {
   el.value = value;
   if (el.value !== value && value) {
     el.append(h("option", { value }, value));
     el.value = value;
   }
-  return el;
 }
 
 export async function memoriesPage(main, ctx) {
@@ -128,8 +133,12 @@ export async function memoriesPage(main, ctx) {
   const projectSelect = select("Project", state.project, [{ value: "", label: "All projects" }], (v) =>
     change({ project: v }),
   );
-  const sourceSelect = select("Source", state.source, [{ value: "", label: "All sources" }], (v) =>
-    change({ source: v }),
+  const sourceSelect = select(
+    "Source",
+    state.source,
+    [{ value: "", label: "All sources" }],
+    (v) => change({ source: v }),
+    { id: "filter-source" },
   );
   const orderSlot = h("span", { class: "order-slot" });
   const tagInput = h("input", {
@@ -264,6 +273,9 @@ export async function memoriesPage(main, ctx) {
       cursorStack = { key: filterKey(state), stack: [] };
     }
     writeHash(state);
+    // A chip in a row (project, source) picks a filter: its menu shows the choice.
+    setValue(projectSelect, state.project);
+    setValue(sourceSelect, state.source);
     load();
   }
 
@@ -473,6 +485,21 @@ export async function memoriesPage(main, ctx) {
             projectLabel(m.project),
           )
         : h("span", { class: "muted" }, "global"),
+      m.source
+        ? h(
+            "button",
+            {
+              class: "meta-link source",
+              type: "button",
+              title: `Filter by source ${m.source}`,
+              onClick: (e) => {
+                e.stopPropagation();
+                change({ source: m.source });
+              },
+            },
+            m.source,
+          )
+        : null,
       ...tags,
       h("span", { class: "meta-time", title: `Saved ${absTime(m.created_at)}` }, `saved ${relTime(m.created_at)}`),
     ];
