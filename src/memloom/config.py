@@ -7,7 +7,6 @@ Precedence, highest first: explicit arguments, environment variables,
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +109,8 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 def _read_toml(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
+    import tomllib  # only when there is a file: the hooks mostly run without one
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

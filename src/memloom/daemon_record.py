@@ -7,7 +7,6 @@ and none of them should import the HTTP server to do it.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import time
@@ -31,8 +30,10 @@ DAEMON_FILE = "daemon.json"
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` (a name or an address, IPv6 possibly in brackets) is this machine."""
-    if host.lower() == "localhost":
-        return True
+    if host.lower() == "localhost" or host in ("127.0.0.1", "::1", "[::1]"):
+        return True  # the daemon's own addresses, without loading ipaddress (hooks)
+    import ipaddress
+
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:

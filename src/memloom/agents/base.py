@@ -52,9 +52,20 @@ SKIP_REASONS = (
     "missing",
 )
 
-from memloom.agents.events import HookEvent, HooksChange  # noqa: E402  (re-exported)
+from memloom.agents.events import HookEvent  # noqa: E402  (re-exported)
 
 Env = Mapping[str, str]
+
+
+@dataclass
+class HooksChange:
+    """What installing or removing memloom's hooks did to the agent's settings file."""
+
+    settings_path: Path
+    backup_path: Path | None
+    changed: bool
+    events: list[str]
+
 
 #: How much of a file :meth:`Agent.recognises` is shown.
 SNIFF_BYTES = 64 * 1024

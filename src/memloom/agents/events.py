@@ -1,5 +1,6 @@
-"""What a hook brings in and what connecting does: the two records the hook fast
-path needs, kept apart from :mod:`memloom.agents.base` so that path loads only them.
+"""What a hook brings in: the one record the hook fast path needs, kept apart from
+:mod:`memloom.agents.base` so that path loads only it (connecting's
+:class:`~memloom.agents.base.HooksChange` lives there: the hooks never need it).
 
 Standard library only.
 """
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HookEvent", "HooksChange"]
+__all__ = ["HookEvent"]
 
 
 @dataclass(frozen=True)
@@ -25,13 +26,3 @@ class HookEvent:
     session_id: Any = None
     cwd: Any = None
     reason: Any = None
-
-
-@dataclass
-class HooksChange:
-    """What installing or removing memloom's hooks did to the agent's settings file."""
-
-    settings_path: Path
-    backup_path: Path | None
-    changed: bool
-    events: list[str]

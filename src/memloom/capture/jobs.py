@@ -9,7 +9,6 @@ between them (:mod:`memloom.capture.queues`) each import it and not each other.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 __all__ = ["JOB_COLUMNS", "Job", "JobQueue"]
 
@@ -30,10 +29,16 @@ class Job:
     enqueued_at: float
 
 
-class JobQueue(Protocol):
-    """A durable queue of finished sessions, its event log and the daily budget counters."""
+class JobQueue:
+    """A durable queue of finished sessions, its event log and the daily budget counters.
 
-    def close(self) -> None: ...
+    The base both queues extend (a plain class, not a ``Protocol``: the hooks import
+    it on every run, and it holds :meth:`enqueue`, which they share). Each backend
+    implements the rest with its own SQL.
+    """
+
+    def close(self) -> None:
+        raise NotImplementedError
 
     def enqueue(
         self,
@@ -49,30 +54,37 @@ class JobQueue(Protocol):
         self, transcript_path: str, session_id: str | None, cwd: str | None, reason: str | None
     ) -> int:
         """The backend's insert behind :meth:`enqueue` (the queue's own SQL)."""
-        ...
+        raise NotImplementedError
 
     def claim(self) -> Job | None:
         """Take the oldest queued job; no other claimer gets it."""
-        ...
+        raise NotImplementedError
 
-    def finish(self, job_id: int, status: str, detail: str | None = None) -> None: ...
+    def finish(self, job_id: int, status: str, detail: str | None = None) -> None:
+        raise NotImplementedError
 
-    def requeue(self, job_id: int, detail: str | None = None) -> None: ...
+    def requeue(self, job_id: int, detail: str | None = None) -> None:
+        raise NotImplementedError
 
     def recover(self) -> int:
         """Put jobs whose claimer died back in the queue; how many."""
-        ...
+        raise NotImplementedError
 
-    def pending(self) -> int: ...
+    def pending(self) -> int:
+        raise NotImplementedError
 
-    def log(self, kind: str, detail: str | None = None) -> None: ...
+    def log(self, kind: str, detail: str | None = None) -> None:
+        raise NotImplementedError
 
-    def last_event(self, *kinds: str) -> tuple[str, str | None, float] | None: ...
+    def last_event(self, *kinds: str) -> tuple[str, str | None, float] | None:
+        raise NotImplementedError
 
-    def recent_jobs(self, limit: int = 20) -> list[Job]: ...
+    def recent_jobs(self, limit: int = 20) -> list[Job]:
+        raise NotImplementedError
 
-    def budget_used(self, day: str) -> int: ...
+    def budget_used(self, day: str) -> int:
+        raise NotImplementedError
 
     def budget_take(self, day: str, cap: int) -> bool:
         """Count one call against ``day`` unless ``cap`` is reached (atomically)."""
-        ...
+        raise NotImplementedError
