@@ -1,11 +1,14 @@
-"""Wall time of the Claude Code hooks as whole processes, daemon down and up.
+"""Wall time of every agent's hooks as whole processes, daemon down and up.
 
     python bench/hooks.py [--runs 40]
 
-Each run starts the installed ``memloom`` console script exactly as Claude
-Code does (``memloom hook notify`` / ``memloom hook prompt-recall`` with the
-hook JSON on stdin), interpreter start-up included. Targets: notify p95 ≤ 150
-ms; prompt-recall p95 ≤ 300 ms with the daemon up.
+Each run starts the installed ``memloom`` console script exactly as the agent
+does (``memloom hook notify|prompt-recall [--agent A]`` with that agent's
+documented hook JSON on stdin), interpreter start-up included: Claude Code
+(SessionEnd, UserPromptSubmit), Codex CLI (Stop, UserPromptSubmit), Gemini CLI
+(AfterAgent, BeforeAgent) and Copilot CLI (sessionEnd; it has no prompt hook).
+Targets, for every agent: notify p95 ≤ 150 ms; prompt-recall p95 ≤ 300 ms with
+the daemon up.
 """
 
 from __future__ import annotations
@@ -52,6 +55,57 @@ def timed(env: dict[str, str], args: list[str], stdin: str, runs: int) -> dict[s
         )
         samples.append(time.perf_counter() - t)
     return pct(samples)
+
+
+def other_agents(work: Path, env: dict[str, str]) -> list[tuple[str, list[str], str]]:
+    """Each other agent's session on disk (its home set in ``env``) and its hooks' stdin:
+    (label, hook arguments, payload) per hook."""
+    codex, gemini, copilot = work / "codex", work / "gemini", work / "copilot"
+    env.update(CODEX_HOME=str(codex), GEMINI_CLI_HOME=str(gemini), COPILOT_HOME=str(copilot))
+    sid = str(uuid.uuid4())
+    rollout = codex / "sessions" / "2026" / "04" / "01" / f"rollout-2026-04-01T10-00-00-{sid}.jsonl"
+    rollout.parent.mkdir(parents=True)
+    meta = {"type": "session_meta", "payload": {"id": sid, "cwd": "/w/app"}}
+    rollout.write_text(json.dumps({"timestamp": "2026-04-01T10:00:00.000Z", **meta}) + "\n")
+    chats = gemini / ".gemini" / "tmp" / "app" / "chats"
+    chats.mkdir(parents=True)
+    recording = chats / f"session-2026-04-01T10-00-{sid[:8]}.jsonl"
+    recording.write_text(json.dumps({"sessionId": sid, "projectHash": "0" * 64}) + "\n")
+    events = copilot / "session-state" / sid / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    start = {"type": "session.start", "data": {"sessionId": sid}, "id": "e1"}
+    events.write_text(json.dumps(start) + "\n")
+    question = "which port does the staging database use?"
+    base = {"session_id": sid, "cwd": "/w/app"}
+    return [
+        (
+            "codex notify (Stop)",
+            ["hook", "notify", "--agent", "codex"],
+            json.dumps({**base, "transcript_path": str(rollout), "hook_event_name": "Stop"}),
+        ),
+        (
+            "codex prompt-recall (UserPromptSubmit)",
+            ["hook", "prompt-recall", "--agent", "codex"],
+            json.dumps({**base, "hook_event_name": "UserPromptSubmit", "prompt": question}),
+        ),
+        (
+            "gemini notify (AfterAgent)",
+            ["hook", "notify", "--agent", "gemini"],
+            json.dumps(
+                {**base, "transcript_path": str(recording), "hook_event_name": "AfterAgent"}
+            ),
+        ),
+        (
+            "gemini prompt-recall (BeforeAgent)",
+            ["hook", "prompt-recall", "--agent", "gemini"],
+            json.dumps({**base, "hook_event_name": "BeforeAgent", "prompt": question}),
+        ),
+        (
+            "copilot notify (sessionEnd)",
+            ["hook", "notify", "--agent", "copilot"],
+            json.dumps({"sessionId": sid, "cwd": "/w/app", "reason": "complete"}),
+        ),
+    ]
 
 
 def main() -> None:
@@ -109,10 +163,13 @@ def main() -> None:
             }
         )
 
+        others = other_agents(work, env)
         results["notify, daemon down"] = timed(env, ["hook", "notify"], notify, args.runs)
         results["prompt-recall, daemon down"] = timed(
             env, ["hook", "prompt-recall"], prompt, args.runs
         )
+        for label, hook_args, stdin in others:
+            results[f"{label}, daemon down"] = timed(env, hook_args, stdin, args.runs)
 
         daemon = subprocess.Popen(
             [str(SCRIPT), "serve", "--port", "0"],
@@ -131,6 +188,8 @@ def main() -> None:
         results["prompt-recall, daemon up"] = timed(
             env, ["hook", "prompt-recall"], prompt, args.runs
         )
+        for label, hook_args, stdin in others:
+            results[f"{label}, daemon up"] = timed(env, hook_args, stdin, args.runs)
         t = []
         for _ in range(args.runs):
             start = time.perf_counter()

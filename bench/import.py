@@ -1,6 +1,6 @@
 """Import cost: everything but the LLM, the unchanged re-check, and LLM volume per MB.
 
-    python bench/import.py [--transcripts DIR] [--sessions 1000]
+    python bench/import.py [--transcripts DIR] [--sessions 1000] [--agents DIR]
 
 Reads the shared real transcripts (../shared/fixtures/transcripts, else the
 repository's test fixtures), lays them out as a ~/.claude/projects tree, and
@@ -8,6 +8,13 @@ measures with a null model that answers instantly with no memories, so the
 figures are memloom's own work: discover, ledger, parse, redact, chunk,
 ledger writes. The dry run (discover + ledger check + parse + redact + chunk,
 no writes) is measured too.
+
+Per agent (``--agents``: the shared agent fixtures, else the repository's
+copies): MB/s through parse + redact + chunk -- the adapter's reader, the
+redactor on every unit, the chunker -- over each agent's real session files,
+next to the same measure over the Claude Code transcripts. The corpora are
+small (16 KB to 1.2 MB), so each is read again and again for at least a second
+and the median pass counts.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "fixtures" / "transcripts"
+SHARED_AGENTS = REPO.parent / "shared" / "fixtures" / "agents"
+#: registry name -> the fixture folder of its sessions
+AGENT_FOLDERS = {"codex": "codex", "gemini": "gemini", "copilot": "copilot", "aider": "aider"}
 RESULTS = REPO / "bench" / "results"
 UUID_NAME = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
 
@@ -98,6 +108,61 @@ def tool_observations(root: Path) -> dict[str, int]:
     return {"main": main, "sidechain": sidecar, "total": main + sidecar}
 
 
+def agent_files(name: str, folder: Path) -> list[Path]:
+    """The session files of ``folder`` that the agent's adapter recognises by content."""
+    from memloom.agents import get_agent
+
+    agent = get_agent(name)
+    return [p for p in sorted(folder.rglob("*")) if p.is_file() and agent.recognises(p)]
+
+
+def parse_redact_chunk(name: str, files: list[Path], min_seconds: float = 1.0) -> dict[str, Any]:
+    """MB/s of one agent's reader + the redactor + the chunker over ``files``."""
+    from memloom.agents import get_agent
+    from memloom.detect import default_detector
+    from memloom.sessions.chunk import chunk_units
+
+    agent, detector = get_agent(name), default_detector()
+    size = sum(p.stat().st_size for p in files)
+
+    def one_pass() -> tuple[int, int]:
+        units = chunks = 0
+        for path in files:
+            parsed = agent.read(path, final=True)
+            for unit in parsed.units:
+                unit.text = detector.redact(unit.text)[0]
+            units += len(parsed.units)
+            chunks += len(chunk_units(parsed.units)[0])
+        return units, chunks
+
+    units, chunks = one_pass()  # warm: regexes compiled, files in the page cache
+    times: list[float] = []
+    started = time.perf_counter()
+    while time.perf_counter() - started < min_seconds or len(times) < 5:
+        t = time.perf_counter()
+        one_pass()
+        times.append(time.perf_counter() - t)
+    return {
+        "files": len(files),
+        "mb": round(size / 1e6, 3),
+        "units": units,
+        "chunks": chunks,
+        "passes": len(times),
+        "mb_s": round(size / 1e6 / statistics.median(times), 1),
+    }
+
+
+def per_agent(agents_dir: Path, claude_root: Path) -> dict[str, Any]:
+    out = {
+        "claude-code": parse_redact_chunk("claude-code", agent_files("claude-code", claude_root))
+    }
+    for name, folder in AGENT_FOLDERS.items():
+        files = agent_files(name, agents_dir / folder)
+        if files:
+            out[name] = parse_redact_chunk(name, files)
+    return out
+
+
 def run_import(home: Path, root: Path, llm: Any, **kw: Any) -> tuple[Any, float]:
     import memloom
 
@@ -112,7 +177,11 @@ def main() -> None:
     parser.add_argument("--transcripts", type=Path, default=None)
     parser.add_argument("--sessions", type=int, default=1000, help="corpus size for the re-check")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--agents", type=Path, default=None, help="agent fixtures folder")
     args = parser.parse_args()
+    agents_dir = args.agents or (
+        SHARED_AGENTS if SHARED_AGENTS.exists() else REPO / "tests" / "fixtures" / "agents"
+    )
     source = args.transcripts or (
         SHARED if SHARED.exists() else REPO / "tests" / "fixtures" / "transcripts"
     )
@@ -160,7 +229,10 @@ def main() -> None:
             rechecks.append(t)
 
         tools = tool_observations(root)
+        agents = per_agent(agents_dir, root)
         result = {
+            "agents": agents,
+            "agents_source": str(agents_dir),
             "tool_observations": tools,
             "per_observation_calls_per_mb": round(tools["total"] / mb, 1),
             "call_ratio_vs_per_observation": round(tools["total"] / max(chunks, 1), 1),

@@ -218,7 +218,34 @@ subagents); memloom distils the same conversations in {r["chunks"]} calls — a 
 calls an LLM on every tool observation makes **{r.get("call_ratio_vs_per_observation", "–")}×**
 as many calls. Tool payloads are most of a transcript's bytes and never reach memloom's
 model.
-"""
+""" + agents_table(r)
+
+
+def agents_table(r: dict) -> str:
+    """Parse + redact + chunk per agent, next to Claude Code (``bench/import.py``)."""
+    agents = r.get("agents")
+    if not agents:
+        return ""
+    base = agents.get("claude-code", {}).get("mb_s")
+    out = [
+        "",
+        "### Per agent: parse + redact + chunk",
+        "",
+        "Each agent's reader, the redactor on every unit and the chunker, over that "
+        f"agent's real session files (`{Path(r.get('agents_source', '')).name}`; Claude "
+        "Code: the corpus above), each read again and again for at least a second "
+        "(median pass). Target: 60 MB/s, the TypeScript memloom's whole pipeline.",
+        "",
+        "| agent | files | MB | units | chunks | MB/s | vs Claude Code |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, a in agents.items():
+        ratio = f"{a['mb_s'] / base:.2f}×" if base else "–"
+        out.append(
+            f"| {name} | {a['files']} | {a['mb']} | {a['units']} | {a['chunks']} "
+            f"| **{a['mb_s']}** | {ratio} |"
+        )
+    return "\n".join(out) + "\n"
 
 
 def hooks_section() -> str:

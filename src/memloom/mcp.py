@@ -454,9 +454,13 @@ def build_server(
             ),
         ] = None,
         min_relevance: Annotated[
-            float | None,
-            Field(ge=0.0, le=1.0, description="Drop memories scoring below this (0-1)."),
-        ] = None,
+            Annotated[float, Field(ge=0.0, le=1.0)] | Literal["auto"] | None,
+            Field(
+                description="Drop memories scoring below this (0-1). The default 'auto' is "
+                "the calibrated threshold below which nothing is relevant: an empty answer "
+                "means memory holds nothing on the question."
+            ),
+        ] = "auto",
         project: Annotated[
             str | None,
             Field(description="Search this project's memories plus global ones."),

@@ -295,7 +295,9 @@ class RecallRequest(_Request):
     tags: Tags = Field(default_factory=list)
     boost_tags: Tags = Field(default_factory=list)
     task_context: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
-    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: A number in [0, 1], or ``"auto"``: the calibrated threshold (``ranking.
+    #: AUTO_MIN_RELEVANCE``) below which nothing is relevant, so a recall can be empty.
+    min_relevance: Annotated[float, Field(ge=0.0, le=1.0)] | Literal["auto"] | None = None
     recency_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     include_expired: bool = False
     project: Name | None = None

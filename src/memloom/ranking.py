@@ -15,22 +15,23 @@ from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
-
-import snowballstemmer
+from typing import Any, TypeVar
 
 #: How far a full keyword match lifts the vector similarity toward 1.
 KEYWORD_WEIGHT = 0.7
-#: How much a memory's best conversational neighbour adds to its similarity.
+#: The weight of a memory's best conversational neighbour in its score (its own is 1).
 CONTEXT_WEIGHT = 0.3
 #: Share of a conversation turn's similarity taken from its window (the turns
 #: before and after it with it) rather than from the turn alone.
 WINDOW_WEIGHT = 0.5
 #: Weight of each neighbour's embedding in the window's embedding (the turn's is 1).
 WINDOW_NEIGHBOUR_WEIGHT = 0.5
+#: ``min_relevance: "auto"``: below this a memory is not relevant to the query. Chosen on
+#: LoCoMo dev by ``bench/injection.py`` (docs/recall.md says how): questions asked of
+#: another conversation's store must find nothing, of their own the evidence.
+AUTO_MIN_RELEVANCE = 0.62
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_STEMMER = snowballstemmer.stemmer("porter")  # the algorithm FTS5's porter tokenizer uses
 
 STOPWORDS = frozenset(
     [
@@ -148,7 +149,8 @@ def relevance(
         score += 0.1
     if task_hit:
         score += 0.05
-    return min(1.0, score)
+    # Within [0, 1] always: a caller's query_embedding can give a negative cosine.
+    return max(0.0, min(1.0, score))
 
 
 def estimate_tokens(text: str) -> int:
@@ -179,14 +181,30 @@ def fuse(cosine: float, keyword: float, weight: float = KEYWORD_WEIGHT) -> float
     return c + (1.0 - c) * weight * keyword
 
 
+def with_context(own: float, best_neighbour: float, weight: float = CONTEXT_WEIGHT) -> float:
+    """A conversation turn's score: its own, averaged with its best neighbour's (that
+    one weighing ``weight``). An average, not a bonus: the score stays on the scale
+    of a memory stored on its own, where one relevance threshold applies."""
+    return (own + weight * best_neighbour) / (1.0 + weight)
+
+
 def window_mix(alone: float, in_window: float, weight: float = WINDOW_WEIGHT) -> float:
     """A turn's similarity: its own, blended with its conversation window's."""
     return (1.0 - weight) * alone + weight * in_window
 
 
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    """Porter, the algorithm FTS5's porter tokenizer uses (loaded on first use: the
+    prompt hook budgets its block with this module and may never stem a word)."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("porter")
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return _STEMMER.stemWord(word)
+    return _stemmer().stemWord(word)
 
 
 def tokens(text: str) -> list[str]:

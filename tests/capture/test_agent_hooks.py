@@ -181,3 +181,82 @@ def test_hooks_fail_open(tmp_path, args):
         tmp_path / "home", {"CODEX_HOME": str(tmp_path / "codex")}, *args, payload="{not json"
     )
     assert res.stdout == ""
+
+
+GEMINI_SID = "5e2b9c1a-0000-4000-8000-00000000cafe"
+
+
+def gemini_session(gemini_home: Path) -> Path:
+    chats = gemini_home / ".gemini" / "tmp" / "acme" / "chats"
+    chats.mkdir(parents=True)
+    path = chats / "session-2026-04-01T10-00-5e2b9c1a.jsonl"
+    meta = {"sessionId": GEMINI_SID, "projectHash": "0" * 64, "startTime": "2026-04-01T10:00:00Z"}
+    path.write_text(json.dumps(meta) + "\n")
+    return path
+
+
+def test_gemini_after_agent_hook_queues_the_recording(tmp_path):
+    session = gemini_session(tmp_path / "g")
+    payload = {  # Gemini CLI's AfterAgent input (reference §2.4)
+        "session_id": GEMINI_SID,
+        "transcript_path": str(session),
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "AfterAgent",
+        "timestamp": "2026-04-01T10:05:00.000Z",
+        "prompt": "fix the build",
+        "prompt_response": "done",
+        "stop_hook_active": False,
+    }
+    env = {"GEMINI_CLI_HOME": str(tmp_path / "g")}
+    res = hook(tmp_path / "home", env, "notify", "--agent", "gemini", payload=payload)
+    assert res.stdout == ""
+    assert queued(tmp_path / "home") == [str(session.resolve())]
+
+
+def test_gemini_before_agent_prints_additional_context_json(tmp_path, seeded_home):
+    payload = {
+        "session_id": GEMINI_SID,
+        "transcript_path": "",
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "BeforeAgent",
+        "timestamp": "2026-04-01T10:05:00.000Z",
+        "prompt": "where does the deploy script live?",
+    }
+    env = {"GEMINI_CLI_HOME": str(tmp_path / "g")}
+    res = hook(seeded_home, env, "prompt-recall", "--agent", "gemini", payload=payload)
+    out = json.loads(res.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "BeforeAgent"
+    assert "tools/deploy.sh" in out["additionalContext"]
+
+
+def test_another_agents_notify_wakes_the_running_daemon(tmp_path):
+    """With the daemon up, a Codex Stop hook queues the rollout and wakes the daemon,
+    which accepts it as Codex's (not refused as a path outside Claude Code's folder)."""
+    from tests.server.conftest import start_daemon, stop
+
+    codex = tmp_path / "codex"
+    rollout = codex_rollout(codex)
+    home = tmp_path / "home"
+    daemon = start_daemon(home, tmp_path / "claude", env={"CODEX_HOME": str(codex)})
+    try:
+        payload = {
+            "session_id": CODEX_SID,
+            "transcript_path": str(rollout),
+            "cwd": "/home/dev/acme",
+            "hook_event_name": "Stop",
+        }
+        env = {"CODEX_HOME": str(codex), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+        assert hook(home, env, "notify", "--agent", "codex", payload=payload).stdout == ""
+        queue = CaptureQueue(home)
+        try:
+            assert queue.last_event("hook_wake_failed", "hook_refused") is None
+            assert queue.last_event("hook_notify")[1] == str(rollout.resolve())
+        finally:
+            queue.close()
+        with daemon.client() as api:  # the HTTP route takes the agent by name
+            res = api.post("/v1/capture/notify", json={**payload, "agent": "codex"})
+            assert res.status_code == 202, res.text
+            bad = api.post("/v1/capture/notify", json={**payload, "agent": "nope"})
+            assert bad.status_code == 400 and "unknown agent" in bad.text
+    finally:
+        stop(daemon)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -279,17 +280,104 @@ def test_prompt_recall_prints_a_compact_block_and_stays_silent_on_failure(dirs):
 def test_prompt_recall_goes_through_the_daemon_when_it_runs(dirs):
     home, claude = dirs
     memloom(home, claude, "connect", "claude-code", "--all")
-    memloom(home, claude, "save", "Use pnpm, never npm, in this monorepo", "--project", "/w/mono")
+    saved = save_json(home, claude, "Use pnpm, never npm, in this monorepo", "--project", "/w/mono")
     daemon = start_daemon(home, claude)
     try:
-        # No word in common with the memory: only the daemon's embedding model can find it.
-        payload = json.dumps(
-            {
-                "prompt": "which package manager should I install dependencies with?",
-                "cwd": "/w/mono",
-            }
-        )
+        payload = json.dumps({"prompt": "should I use npm or pnpm here?", "cwd": "/w/mono"})
         res = memloom(home, claude, "hook", "prompt-recall", stdin=payload)
         assert res.returncode == 0 and "pnpm" in res.stdout
+        # The daemon's recall counts the use; the keyword fallback only reads.
+        shown = memloom(home, claude, "show", saved["id"], "--json")
+        assert json.loads(shown.stdout)["access_count"] == 1
+        # A prompt the memory is no answer to brings nothing (relevance below "auto").
+        unrelated = json.dumps({"prompt": "which package manager do you like?", "cwd": "/w/mono"})
+        assert memloom(home, claude, "hook", "prompt-recall", stdin=unrelated).stdout == ""
     finally:
         stop(daemon)
+
+
+def save_json(home: Path, claude: Path, *args: str) -> dict:
+    res = memloom(home, claude, "save", *args, "--json")
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_each_memory_reaches_a_session_once_digest_first(dirs):
+    """SessionStart shows the project's digest (pinned first, within its budget); prompt
+    recall never shows a memory the session was already shown; the session's end clears
+    that record, and another session starts afresh."""
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    acme = "/home/dev/acme"
+    pinned = save_json(home, claude, "The release branch is cut every Thursday", "--project", acme)
+    assert memloom(home, claude, "pin", pinned["id"]).returncode == 0
+    save_json(
+        home, claude, "Run the tests with make check", "--type", "procedure", "--project", acme
+    )
+    save_json(
+        home, claude, "I prefer pnpm over npm here", "--type", "preference", "--project", acme
+    )
+    save_json(home, claude, "The staging database listens on port 5433", "--project", acme)
+
+    def run(hook: str, session: str, **extra: str) -> str:
+        payload = {"session_id": session, "cwd": acme, **extra}
+        res = memloom(home, claude, "hook", hook, stdin=json.dumps(payload))
+        assert (res.returncode, res.stderr) == (0, ""), res.stderr
+        return res.stdout
+
+    digest = run("session-start", "s1", hook_event_name="SessionStart", source="startup")
+    lines = digest.splitlines()
+    assert lines[0] == "<memloom-context>" and lines[-1] == "</memloom-context>"
+    assert "pinned" in lines[2] and "release branch" in lines[2]  # pinned first
+    assert any("make check" in ln for ln in lines) and any("pnpm" in ln for ln in lines)
+    assert "5433" not in digest  # a plain fact is for prompt-time recall, not the digest
+    # A resume or /clear of the same session shows nothing again.
+    assert run("session-start", "s1", hook_event_name="SessionStart", source="resume") == ""
+
+    ask = {"hook_event_name": "UserPromptSubmit", "prompt": "which port does staging use?"}
+    first = run("prompt-recall", "s1", **ask)
+    assert "5433" in first and "make check" not in first and "release branch" not in first
+    assert run("prompt-recall", "s1", **ask) == ""  # the same prompt again: nothing new
+    assert "5433" in run("prompt-recall", "s2", **ask)  # another session: shown
+
+    # The session's end forgets what it was shown.
+    path = transcript(claude, acme, ["done for today"])
+    end = {**json.loads(session_end(path, acme)), "session_id": "s1"}
+    res = memloom(home, claude, "hook", "notify", stdin=json.dumps(end))
+    assert res.returncode == 0
+    assert "5433" in run("prompt-recall", "s1", **ask)
+
+
+def test_the_digest_and_prompt_blocks_keep_to_their_token_budgets(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[recall]\ndigest_tokens = 60\nprompt_tokens = 30\n")
+    acme = "/home/dev/acme"
+    procedures = [
+        "Regenerate the protobuf stubs with make proto after editing any .proto file",
+        "Rotate the staging TLS certificate with ./ops/rotate-cert.sh every quarter",
+        "Before a release, bump the version in pyproject.toml and tag it vX.Y.Z",
+        "Seed the local database from fixtures/dev.sql using psql -f fixtures/dev.sql",
+        "Run the browser tests headless with npx playwright test --project chromium",
+        "Clear the CDN cache through the dashboard after deploying new static assets",
+    ]
+    for text in procedures:
+        save_json(home, claude, text, "--type", "procedure", "--project", acme)
+    start = json.dumps({"session_id": "b1", "cwd": acme})
+    digest = memloom(home, claude, "hook", "session-start", stdin=start).stdout
+    items = [ln for ln in digest.splitlines() if ln.startswith("- ")]
+    texts = [t for t in procedures if any(t in ln for ln in items)]
+    assert len(texts) == len(items) >= 2
+    used = sum(math.ceil(len(t) / 4) for t in texts)  # about four characters a token
+    assert used <= 60
+    # Nothing left out would still have fitted: the budget, not the list, stopped it.
+    assert all(used + math.ceil(len(t) / 4) > 60 for t in procedures if t not in texts)
+    prompt = {
+        "session_id": "b2",
+        "cwd": acme,
+        "prompt": "how do I rotate the staging TLS certificate",
+    }
+    block = memloom(home, claude, "hook", "prompt-recall", stdin=json.dumps(prompt)).stdout
+    shown = [ln for ln in block.splitlines() if ln.startswith("- ")]
+    assert len(shown) == 1 and "rotate-cert" in shown[0]  # 30 tokens hold one of them

@@ -369,7 +369,7 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 (key,),
             )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 4
+    assert store.schema_version == len(MIGRATIONS) == 5
     assert store.count() == 3
     alice = store.scoped(Principal("alice"))
     assert alice.count() == 2

@@ -55,16 +55,28 @@ def notify(home: Path, agent: str) -> None:
     daemon = read_daemon(home)
     if daemon is not None:
         try:  # wake the worker; the job is already safely queued either way
-            body = {**payload, "transcript_path": queued["transcript_path"]}
+            body = {**payload, "transcript_path": queued["transcript_path"], "agent": agent}
             _post(daemon["url"] + "/v1/capture/notify", body, NOTIFY_TIMEOUT_S)
         except Exception as exc:
             _log(home, "hook_wake_failed", str(exc))
 
 
 def prompt_recall(home: Path, agent: str) -> str:
+    """The memories relevant to this prompt that this session was not shown yet, within
+    ``[recall] prompt_tokens``; nothing at all when none passes the threshold."""
     from memloom.agents import get_agent
-    from memloom.capture.prompt import format_block, keyword_recall, wants_recall
+    from memloom.capture.prompt import (
+        PROMPT_MEMORIES,
+        format_block,
+        fresh_within,
+        hook_query,
+        keyword_recall,
+        recall_tokens,
+        wants_recall,
+    )
+    from memloom.capture.queues import open_queue
     from memloom.capture.scope import load_scope
+    from memloom.config import load_settings
 
     payload = _read_stdin()
     prompt = payload.get("prompt")
@@ -73,21 +85,67 @@ def prompt_recall(home: Path, agent: str) -> str:
     scope = load_scope(home)
     if not scope.recall:
         return ""
-    project = payload.get("cwd") or None
-    query = {"query": prompt[:2000], "max_results": 5, "project": project, "max_sensitivity": 2}
-    daemon = read_daemon(home)
-    memories = None
-    if daemon is not None:
-        try:
-            memories = _post(daemon["url"] + "/v1/memory/recall", query, RECALL_TIMEOUT_S)[
-                "memories"
-            ]
-        except Exception as exc:
-            _log(home, "hook_recall_failed", str(exc))
-    if memories is None:
-        memories = keyword_recall(home, prompt, project, limit=5)
-    block = format_block(memories)
+    settings = load_settings(home)
+    session = payload.get("session_id")
+    session = session if isinstance(session, str) and session else None
+    queue = open_queue(home, settings)
+    try:
+        seen = queue.injected(session) if session else set()
+        project = payload.get("cwd") or None
+        # Ask for as many more as were shown already, so that new ones still fill the slots.
+        query = {**hook_query(prompt, project), "max_results": PROMPT_MEMORIES + len(seen)}
+        daemon = read_daemon(home)
+        memories = None
+        if daemon is not None:
+            try:
+                found = _post(daemon["url"] + "/v1/memory/recall", query, RECALL_TIMEOUT_S)
+                memories = found["memories"]
+            except Exception as exc:
+                _log(home, "hook_recall_failed", str(exc))
+        if memories is None:
+            memories = keyword_recall(home, prompt, project, limit=query["max_results"])
+        budget = recall_tokens(settings.raw, "prompt_tokens")
+        shown = fresh_within(memories, seen, PROMPT_MEMORIES, budget)
+        block = format_block(shown)
+        if block and session:
+            queue.record_injected(session, [str(m["id"]) for m in shown])
+    finally:
+        queue.close()
     return get_agent(agent).format_context("prompt", block) if block else ""
+
+
+def session_start(home: Path, agent: str) -> str:
+    """The project's digest (pinned memories, then its most-used preferences and
+    procedures) within ``[recall] digest_tokens``, each memory once per session: what it
+    shows, prompt-time recall will not show again."""
+    from memloom.agents import get_agent
+    from memloom.capture.prompt import digest_memories, format_digest, fresh_within, recall_tokens
+    from memloom.capture.queues import open_queue
+    from memloom.capture.scope import load_scope
+    from memloom.config import load_settings
+
+    payload = _read_stdin()
+    if not load_scope(home).recall:
+        return ""
+    settings = load_settings(home)
+    session = payload.get("session_id") or payload.get("sessionId")
+    session = session if isinstance(session, str) and session else None
+    project = payload.get("cwd") or None
+    queue = open_queue(home, settings)
+    try:
+        seen = queue.injected(session) if session else set()
+        budget = recall_tokens(settings.raw, "digest_tokens")
+        shown = fresh_within(digest_memories(home, project), seen, DIGEST_LIMIT, budget)
+        block = format_digest(shown)
+        if block and session:
+            queue.record_injected(session, [str(m["id"]) for m in shown])
+    finally:
+        queue.close()
+    return get_agent(agent).format_context("session-start", block) if block else ""
+
+
+#: The most memories a digest lists (its token budget usually stops it first).
+DIGEST_LIMIT = 40
 
 
 def _log(home: Path, kind: str, detail: str) -> None:
@@ -112,7 +170,10 @@ def run_hook(name: str, home: str | None, agent: str | None = None) -> int:
         if name == "notify":
             notify(where, agent or DEFAULT_AGENT)
         elif name == "session-start":
-            _read_stdin()  # accepted; the session-start digest is not written yet
+            block = session_start(where, agent or DEFAULT_AGENT)
+            if block:
+                sys.stdout.write(block)
+                sys.stdout.flush()
         else:
             block = prompt_recall(where, agent or DEFAULT_AGENT)
             if block:

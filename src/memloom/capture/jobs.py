@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["JOB_COLUMNS", "Job", "JobQueue"]
+__all__ = ["INJECTED_TTL_S", "JOB_COLUMNS", "Job", "JobQueue"]
+
+#: How long a session's record of what the hooks injected is kept when no session end
+#: clears it (Codex has no end-of-session hook; a crashed agent sends none).
+INJECTED_TTL_S = 2 * 86400.0
 
 #: The columns a :class:`Job` is built from, in its field order.
 JOB_COLUMNS = "id, transcript_path, session_id, cwd, reason, status, attempts, detail, enqueued_at"
@@ -87,4 +91,19 @@ class JobQueue:
 
     def budget_take(self, day: str, cap: int) -> bool:
         """Count one call against ``day`` unless ``cap`` is reached (atomically)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- injected memories
+
+    def injected(self, session_id: str) -> set[str]:
+        """The memories the hooks already showed this agent session (never shown twice)."""
+        raise NotImplementedError
+
+    def record_injected(self, session_id: str, memory_ids: list[str]) -> None:
+        """Remember what was shown to ``session_id``; records older than
+        :data:`INJECTED_TTL_S` of any session go at the same time."""
+        raise NotImplementedError
+
+    def forget_session(self, session_id: str) -> None:
+        """The session ended: its record goes."""
         raise NotImplementedError

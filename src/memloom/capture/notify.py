@@ -29,6 +29,17 @@ def claude_projects(env: Any = None) -> Path:
     return get_agent("claude-code").transcripts_root(env)
 
 
+#: Capture hooks that fire after each turn, not once at the end of the session.
+PER_TURN_EVENTS = frozenset({"Stop", "AfterAgent", "agentStop"})
+
+
+def ends_session(payload: dict[str, Any]) -> bool:
+    """Whether this notification ends the session: Claude Code's SessionEnd, Gemini's
+    SessionEnd, Copilot's sessionEnd (which names no event) -- not Codex's per-turn
+    Stop or Gemini's AfterAgent."""
+    return payload.get("hook_event_name") not in PER_TURN_EVENTS
+
+
 def accept_notification(
     home: Path, payload: dict[str, Any], *, agent: str = DEFAULT_AGENT
 ) -> dict[str, Any]:
@@ -36,7 +47,11 @@ def accept_notification(
     queue = open_queue(home)
     try:
         try:
-            event = get_agent(agent).parse_hook_payload(payload)
+            try:
+                adapter = get_agent(agent)
+            except KeyError as exc:  # an agent memloom has no adapter for
+                raise NotificationRefused(str(exc.args[0])) from None
+            event = adapter.parse_hook_payload(payload)
         except NotificationRefused as exc:
             queue.log("hook_refused", str(exc))
             raise
@@ -45,6 +60,8 @@ def accept_notification(
             str(path), session_id=event.session_id, cwd=event.cwd, reason=event.reason
         )
         queue.log("hook_notify", str(path))
+        if isinstance(event.session_id, str) and ends_session(payload):
+            queue.forget_session(event.session_id)  # what its prompts were shown
         return {"queued": True, "job": job, "transcript_path": str(path)}
     finally:
         queue.close()

@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from memloom.capture.jobs import JOB_COLUMNS, Job, JobQueue
+from memloom.capture.jobs import INJECTED_TTL_S, JOB_COLUMNS, Job, JobQueue
 from memloom.errors import UnavailableError
 
 #: First half of the two-key advisory lock held on a running job ("mlq" + 1).
@@ -184,3 +184,29 @@ class PgCaptureQueue(JobQueue):
             (self.owner, day, cap, cap),
         ).fetchone()
         return row is not None
+
+    # ---------------------------------------------------------------- injected memories
+
+    def injected(self, session_id: str) -> set[str]:
+        rows = self.db.execute(
+            "SELECT memory_id FROM capture_injected WHERE owner = %s AND session_id = %s",
+            (self.owner, session_id),
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def record_injected(self, session_id: str, memory_ids: list[str]) -> None:
+        now = time.time()
+        with self.db.transaction():
+            self.db.execute("DELETE FROM capture_injected WHERE at < %s", (now - INJECTED_TTL_S,))
+            for mid in memory_ids:
+                self.db.execute(
+                    "INSERT INTO capture_injected (owner, session_id, memory_id, at) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (self.owner, session_id, mid, now),
+                )
+
+    def forget_session(self, session_id: str) -> None:
+        self.db.execute(
+            "DELETE FROM capture_injected WHERE owner = %s AND session_id = %s",
+            (self.owner, session_id),
+        )

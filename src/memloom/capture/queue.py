@@ -20,7 +20,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from memloom.capture.jobs import JOB_COLUMNS, Job, JobQueue
+from memloom.capture.jobs import INJECTED_TTL_S, JOB_COLUMNS, Job, JobQueue
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -39,6 +39,13 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status, id);
 CREATE TABLE IF NOT EXISTS budget (day TEXT PRIMARY KEY, calls INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS injected (  -- what the hooks showed each agent session
+    session_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (session_id, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS injected_at ON injected (at);
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     kind TEXT NOT NULL,  -- hook_notify, hook_refused, worker_run, worker_error, ...
@@ -254,3 +261,28 @@ class CaptureQueue(JobQueue):
             self.db.execute("ROLLBACK")
             raise
         return True
+
+    # ---------------------------------------------------------------- injected memories
+
+    def injected(self, session_id: str) -> set[str]:
+        rows = self.db.execute(
+            "SELECT memory_id FROM injected WHERE session_id = ?", (session_id,)
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def record_injected(self, session_id: str, memory_ids: list[str]) -> None:
+        now = time.time()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("DELETE FROM injected WHERE at < ?", (now - INJECTED_TTL_S,))
+            self.db.executemany(
+                "INSERT OR IGNORE INTO injected (session_id, memory_id, at) VALUES (?, ?, ?)",
+                [(session_id, mid, now) for mid in memory_ids],
+            )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def forget_session(self, session_id: str) -> None:
+        self.db.execute("DELETE FROM injected WHERE session_id = ?", (session_id,))

@@ -132,6 +132,19 @@ def forget(
 # ---------------------------------------------------------------- read
 
 
+def _relevance_floor(value: str | None) -> float | str | None:
+    """``--min-relevance``: a number in [0, 1] or ``auto``."""
+    if value is None or value == "auto":
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number <= 1.0:
+        raise typer.BadParameter(f"{value!r} is neither a number from 0 to 1 nor 'auto'")
+    return number
+
+
 def recall(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What you are looking for.")],
@@ -141,7 +154,15 @@ def recall(
         list[str] | None, typer.Option("--boost-tag", help="Rank this tag higher.")
     ] = None,
     task_context: Annotated[str | None, typer.Option("--task-context")] = None,
-    min_relevance: Annotated[float | None, typer.Option("--min-relevance", min=0, max=1)] = None,
+    min_relevance: Annotated[
+        str | None,
+        typer.Option(
+            "--min-relevance",
+            callback=_relevance_floor,
+            help="Drop memories below this (0-1), or 'auto': the calibrated threshold "
+            "below which nothing is relevant (the hooks' and MCP's default).",
+        ),
+    ] = None,
     recency_weight: Annotated[float, typer.Option("--recency-weight", min=0, max=1)] = 0.0,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1)] = None,
     include_expired: Annotated[bool, typer.Option("--include-expired")] = False,

@@ -92,6 +92,7 @@ class Recall:
                 for mid, vec in store.embeddings_for(lacking).items():
                     cosine[mid] = float(np.dot(vec, qvec))
             top_bm25 = max(bm25.values(), default=0.0)
+            floor = ranking.AUTO_MIN_RELEVANCE if req.min_relevance == "auto" else req.min_relevance
             boost = set(req.boost_tags)
             task = (req.task_context or "").lower()
             scored: list[tuple[float, float, MemoryRow]] = []
@@ -124,7 +125,7 @@ class Recall:
                     boosted=bool(boost.intersection(row.tags)),
                     task_hit=bool(task and row.source and row.source.lower() in task),
                 )
-                if req.min_relevance and rel < req.min_relevance:
+                if floor and rel < floor:
                     continue
                 scored.append((rel, sim, row))
             scored.sort(key=lambda item: (-item[0], -item[1], -item[2].last_referenced))
@@ -176,13 +177,14 @@ class Recall:
         * a memory with neighbours is scored half on itself and half on its
           window — the text of the previous turn, itself and the next turn, and
           its embedding plus WINDOW_NEIGHBOUR_WEIGHT times theirs;
-        * then it gains CONTEXT_WEIGHT times its best neighbour's score.
+        * then it is averaged with its best neighbour's score, that one weighing
+          CONTEXT_WEIGHT (:func:`ranking.with_context`).
 
         The joined neighbours go through the last two steps as well, with what is
         at hand of their own neighbours.
 
-        Scores are left uncapped so that the ordering keeps telling apart
-        memories above 1; the caller caps what it reports.
+        The average keeps a turn's score on the scale of a memory stored alone, so
+        one relevance threshold (``min_relevance: "auto"``) fits both.
         """
         store = self.ctx.store
         neighbours = store.session_neighbours([r.id for r in rows])
@@ -238,6 +240,6 @@ class Recall:
         base = dict(sims)
         for mid, ns in neighbours.items():
             best = max((base.get(n, 0.0) for n in ns), default=0.0)
-            sims[mid] = base[mid] + ranking.CONTEXT_WEIGHT * best
+            sims[mid] = ranking.with_context(base[mid], best)
         kept = [r for r in extra if flt.matches(r, now)]
         return rows + kept

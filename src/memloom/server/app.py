@@ -141,7 +141,9 @@ def _refused_import_path(text: str) -> str | None:
 
 
 class NotifyRequest(BaseModel):
-    """Claude Code's SessionEnd payload (extra fields are ignored: it grows over time)."""
+    """A finished session: Claude Code's SessionEnd payload (extra fields are ignored: it
+    grows over time), or another agent's, named by ``agent`` (what ``hook notify
+    --agent A`` sends with the path it resolved)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -150,6 +152,8 @@ class NotifyRequest(BaseModel):
     cwd: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
     reason: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     hook_event_name: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    #: The coding agent (a name in ``memloom.agents.agent_names()``); default claude-code.
+    agent: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
     @model_validator(mode="before")
     @classmethod

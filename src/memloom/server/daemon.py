@@ -122,9 +122,11 @@ class Services:
             return None
 
     def notify(self, payload: dict[str, Any]) -> dict[str, Any]:
+        from memloom.agents import DEFAULT_AGENT
         from memloom.capture.notify import accept_notification
 
-        result = accept_notification(self.home, payload)
+        agent = payload.get("agent") or DEFAULT_AGENT
+        result = accept_notification(self.home, payload, agent=agent)
         if result.get("queued"):
             self._wake.set()
         return result

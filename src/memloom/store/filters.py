@@ -11,6 +11,7 @@ the hook fast path builds its SQL from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -71,7 +72,12 @@ class SearchFilter:
     def matches(self, row: Any, now: float) -> bool:
         """This filter applied in Python to one row (a ``MemoryRow``: any object with
         the clauses' columns as attributes); the TTL is judged at ``now``."""
-        return all(holds(c, getattr(row, c.column), now) for c in self.clauses())
+        return all(holds(c, getattr(row, c.column), now) for c in self._compiled)
+
+    @cached_property
+    def _compiled(self) -> list[Clause]:
+        """:meth:`clauses`, built once: recall matches every candidate row against it."""
+        return self.clauses()
 
 
 def holds(c: Clause, value: Any, now: float | None = None) -> bool:

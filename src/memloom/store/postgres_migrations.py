@@ -187,4 +187,15 @@ MIGRATIONS: list[str] = [
         WHEN path LIKE '%.aider.chat.history.md' THEN 'aider'
         ELSE 'claude-code' END;
     """,
+    # 5: what the prompt hooks showed each agent session (never shown twice)
+    """
+    CREATE TABLE capture_injected (
+        owner TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (owner, session_id, memory_id)
+    );
+    CREATE INDEX capture_injected_at ON capture_injected (at);
+    """,
 ]

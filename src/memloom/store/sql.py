@@ -16,6 +16,7 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from memloom.store.base import (
@@ -101,6 +102,7 @@ CONFLICT_UPDATABLE = frozenset({"status", "resolution", "detail", "resolved_at",
 LIST_ORDERS = {"recent": "last_referenced", "accessed": "access_count", "created": "created_at"}
 
 
+@lru_cache(maxsize=64)
 def row_columns(alias: str = "m", *, embedding: bool = False) -> str:
     """The select list of a memory row: ``rowid``, then :data:`MEMORY_FIELDS`
     (vectors stay out of ordinary fetches)."""

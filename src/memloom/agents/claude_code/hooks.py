@@ -24,6 +24,7 @@ __all__ = [
     "NOTIFY_TIMEOUT",
     "RECALL_EVENT",
     "RECALL_TIMEOUT",
+    "START_EVENT",
     "install",
     "installed",
     "is_memloom_hook",
@@ -33,15 +34,22 @@ __all__ = [
 BACKUP_SUFFIX = ".memloom-backup"
 NOTIFY_EVENT = "SessionEnd"
 RECALL_EVENT = "UserPromptSubmit"
+START_EVENT = "SessionStart"
 NOTIFY_TIMEOUT = 10
 RECALL_TIMEOUT = 5
+#: memloom's hook commands, by what ``installed`` calls them.
+_KINDS = {
+    " hook notify": "notify",
+    " hook prompt-recall": "prompt_recall",
+    " hook session-start": "session_start",
+}
 
 
 def is_memloom_hook(handler: Any) -> bool:
     if not isinstance(handler, dict):
         return False
     command = str(handler.get("command", ""))
-    return command.endswith((" hook notify", " hook prompt-recall")) and "memloom" in command
+    return command.endswith(tuple(_KINDS)) and "memloom" in command
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -110,12 +118,14 @@ def _memloom_handlers(hooks: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 def install(
     command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
 ) -> HooksChange:
-    """Add the SessionEnd (notify) and, with ``recall``, UserPromptSubmit hooks."""
+    """Add the SessionEnd (notify) and, with ``recall``, the UserPromptSubmit
+    (prompt-time recall) and SessionStart (the project's digest) hooks."""
     path = settings_path(env)
     data = _load(path)
     wanted = {NOTIFY_EVENT: (f"{command} hook notify", NOTIFY_TIMEOUT, {"matcher": ""})}
     if recall:
         wanted[RECALL_EVENT] = (f"{command} hook prompt-recall", RECALL_TIMEOUT, {})
+        wanted[START_EVENT] = (f"{command} hook session-start", RECALL_TIMEOUT, {"matcher": ""})
     handlers = {
         event: [{"type": "command", "command": cmd, "timeout": timeout}]
         for event, (cmd, timeout, _) in wanted.items()
@@ -161,9 +171,10 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
     try:
         data = _load(settings_path(env))
     except SettingsError:
-        return {"notify": False, "prompt_recall": False, "readable": False}
-    found = {"notify": False, "prompt_recall": False, "readable": True}
+        return {"notify": False, "prompt_recall": False, "session_start": False, "readable": False}
+    found = {"notify": False, "prompt_recall": False, "session_start": False, "readable": True}
     for handlers in _memloom_handlers(dict(data.get("hooks") or {})).values():
         for h in handlers:
-            found["notify" if h["command"].endswith("notify") else "prompt_recall"] = True
+            kind = next(k for end, k in _KINDS.items() if h["command"].endswith(end))
+            found[kind] = True
     return found
