@@ -38,7 +38,10 @@ from locomo import DEFAULT_DATA, questions_of, turns_of
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 PLOT = REPO / "docs" / "injection.png"
-THRESHOLDS = sorted({round(0.05 * i, 2) for i in range(20)} | {round(0.01 * i, 2) for i in range(50, 76)})
+#: Every 0.05, and every 0.01 where the threshold is chosen.
+THRESHOLDS = sorted(
+    {round(0.05 * i, 2) for i in range(20)} | {round(0.01 * i, 2) for i in range(50, 76)}
+)
 
 
 def build(
