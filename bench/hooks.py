@@ -142,7 +142,15 @@ def main() -> None:
 
         with memloom.open(str(home)) as m:
             for s in range(0, len(facts), 500):
-                m.store({"entries": [{"text": t, "project": "/w/app"} for t in facts[s : s + 500]]})
+                kinds = ("fact", "procedure", "preference")  # the digest has its share
+                m.store(
+                    {
+                        "entries": [
+                            {"text": t, "project": "/w/app", "type": kinds[(s + j) % 3]}
+                            for j, t in enumerate(facts[s : s + 500])
+                        ]
+                    }
+                )
         session = claude / "projects" / "-w-app" / f"{uuid.uuid4()}.jsonl"
         session.parent.mkdir(parents=True)
         session.write_text("")
@@ -162,11 +170,16 @@ def main() -> None:
                 "hook_event_name": "UserPromptSubmit",
             }
         )
+        # No session id: every run builds the whole digest (nothing was shown before).
+        start = json.dumps({"cwd": "/w/app", "hook_event_name": "SessionStart"})
 
         others = other_agents(work, env)
         results["notify, daemon down"] = timed(env, ["hook", "notify"], notify, args.runs)
         results["prompt-recall, daemon down"] = timed(
             env, ["hook", "prompt-recall"], prompt, args.runs
+        )
+        results["session-start digest, daemon down"] = timed(
+            env, ["hook", "session-start"], start, args.runs
         )
         for label, hook_args, stdin in others:
             results[f"{label}, daemon down"] = timed(env, hook_args, stdin, args.runs)

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -229,9 +230,10 @@ def test_gemini_before_agent_prints_additional_context_json(tmp_path, seeded_hom
     assert "tools/deploy.sh" in out["additionalContext"]
 
 
-def test_another_agents_notify_wakes_the_running_daemon(tmp_path):
-    """With the daemon up, a Codex Stop hook queues the rollout and wakes the daemon,
-    which accepts it as Codex's (not refused as a path outside Claude Code's folder)."""
+def test_another_agents_session_reaches_the_running_daemon(tmp_path):
+    """With the daemon up, a Codex Stop hook queues the rollout (no request to the
+    daemon), the daemon's worker picks it up from the queue, and the HTTP route takes a
+    Codex session by the agent's name (not refused as outside Claude Code's folder)."""
     from tests.server.conftest import start_daemon, stop
 
     codex = tmp_path / "codex"
@@ -251,6 +253,14 @@ def test_another_agents_notify_wakes_the_running_daemon(tmp_path):
         try:
             assert queue.last_event("hook_wake_failed", "hook_refused") is None
             assert queue.last_event("hook_notify")[1] == str(rollout.resolve())
+            deadline = time.monotonic() + 30  # the daemon polls the queue every 2 s
+            while time.monotonic() < deadline:
+                jobs = [j for j in queue.recent_jobs() if j.transcript_path == str(rollout)]
+                if jobs and jobs[0].status not in ("queued", "running"):
+                    break
+                time.sleep(0.2)
+            # Not connected, so the worker skips it -- but it took it off the queue.
+            assert jobs and jobs[0].status == "skipped", jobs
         finally:
             queue.close()
         with daemon.client() as api:  # the HTTP route takes the agent by name

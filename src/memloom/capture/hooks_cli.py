@@ -15,7 +15,6 @@ from typing import Any
 
 from memloom.daemon_record import read_daemon
 
-NOTIFY_TIMEOUT_S = 0.3
 RECALL_TIMEOUT_S = 2.0
 
 
@@ -49,16 +48,11 @@ def notify(home: Path, agent: str) -> None:
 
     payload = _read_stdin()
     try:
-        queued = accept_notification(home, payload, agent=agent)  # validates, queues, logs
+        # Validates, queues, logs. A running daemon sees the job within its poll
+        # interval (Services.POLL_SECONDS): no request to it, so no round trip here.
+        accept_notification(home, payload, agent=agent)
     except NotificationRefused:
         return  # already recorded in the event log
-    daemon = read_daemon(home)
-    if daemon is not None:
-        try:  # wake the worker; the job is already safely queued either way
-            body = {**payload, "transcript_path": queued["transcript_path"], "agent": agent}
-            _post(daemon["url"] + "/v1/capture/notify", body, NOTIFY_TIMEOUT_S)
-        except Exception as exc:
-            _log(home, "hook_wake_failed", str(exc))
 
 
 def prompt_recall(home: Path, agent: str) -> str:

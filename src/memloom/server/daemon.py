@@ -131,6 +131,31 @@ class Services:
             self._wake.set()
         return result
 
+    #: How often the idle capture loop looks at the queue: the hooks only queue a
+    #: session (no request to the daemon, which would cost every hook a round trip).
+    POLL_SECONDS = 2.0
+
+    def _wait_for_work(self, longest: float = 60.0) -> None:
+        """Until a job is queued (seen within POLL_SECONDS), a wake-up (POST
+        /v1/capture/notify, stop), or ``longest`` seconds."""
+        from memloom.capture.queues import open_queue
+
+        deadline = time.monotonic() + longest
+        try:
+            queue = open_queue(self.home, self.engine.settings)
+        except Exception as exc:  # the queue is unreadable: fall back to the timer
+            log.debug("capture queue unreadable: %s", exc)
+            self._wake.wait(timeout=longest)
+            return
+        try:
+            while not self._stop.is_set() and time.monotonic() < deadline:
+                if self._wake.wait(timeout=self.POLL_SECONDS):
+                    return
+                if queue.pending():
+                    return
+        finally:
+            queue.close()
+
     def _capture_loop(self) -> None:
         from memloom.capture.worker import CaptureWorker
 
@@ -151,7 +176,7 @@ class Services:
             except Exception as exc:  # logged and shown in status; the loop carries on
                 log.exception("capture worker failed")
                 self.worker_state["last_error"] = str(exc)
-            self._wake.wait(timeout=60)
+            self._wait_for_work()
             self._wake.clear()
 
 
