@@ -677,12 +677,14 @@ def test_min_relevance_applies_to_the_boosted_score(engine):
     assert out.memories[0].relevance == pytest.approx(0.85, abs=SIM_TOL)
 
 
-def test_without_min_relevance_negative_scores_are_kept(engine):
+def test_without_min_relevance_a_negative_similarity_is_kept_at_relevance_zero(engine):
+    # Issue 16: relevance is always within [0, 1]; the similarity stays the cosine.
     a = put(engine, "entry a", vec(0))
     b = put(engine, "entry b", vec(2.0))  # similarity cos(2.0) = -0.416
     out = engine.recall({"query_embedding": vec(0)})
     assert [m.id for m in out.memories] == [a, b]
-    assert out.memories[1].relevance == pytest.approx(math.cos(2.0), abs=SIM_TOL)
+    assert out.memories[1].relevance == 0.0
+    assert out.memories[1].similarity == pytest.approx(math.cos(2.0), abs=SIM_TOL)
 
 
 def test_min_relevance_zero_keeps_everything(engine):

@@ -56,13 +56,15 @@ def test_connect_on_a_missing_settings_file_then_idempotent(dirs):
     assert (
         doc["changed"]
         and doc["backup"] is None
-        and doc["hooks"] == ["SessionEnd", "UserPromptSubmit"]
+        and doc["hooks"] == ["SessionEnd", "UserPromptSubmit", "SessionStart"]
     )
     first = (claude / "settings.json").read_text()
     hooks = settings(claude)["hooks"]
     (end,) = hooks["SessionEnd"]
     assert end["matcher"] == "" and end["hooks"][0]["command"].endswith(" hook notify")
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"].endswith(" hook prompt-recall")
+    (start,) = hooks["SessionStart"]  # every source: startup, resume, clear, compact
+    assert start["matcher"] == "" and start["hooks"][0]["command"].endswith(" hook session-start")
     again = json.loads(
         run(home, claude, "connect", "claude-code", "--project", "acme", "--json").stdout
     )
@@ -96,6 +98,7 @@ def test_connect_preserves_other_keys_and_hooks_and_backs_up_once(dirs):
     assert doc["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]
     assert doc["hooks"]["SessionEnd"][0] == original["hooks"]["SessionEnd"][0]
     assert len(doc["hooks"]["SessionEnd"]) == 2 and "UserPromptSubmit" not in doc["hooks"]
+    assert "SessionStart" not in doc["hooks"]  # the digest is recall too
     backup = claude / "settings.json.memloom-backup"
     assert json.loads(backup.read_text()) == original
 
@@ -103,7 +106,7 @@ def test_connect_preserves_other_keys_and_hooks_and_backs_up_once(dirs):
     run(home, claude, "connect", "claude-code", "--all")
     assert "UserPromptSubmit" in settings(claude)["hooks"]
     assert json.loads(backup.read_text()) == original
-    assert len(memloom_commands(settings(claude))) == 2
+    assert len(memloom_commands(settings(claude))) == 3
 
     res = run(home, claude, "disconnect", "claude-code")
     assert res.returncode == 0

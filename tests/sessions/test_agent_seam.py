@@ -102,8 +102,13 @@ def test_hook_payload_and_hook_install(tmp_path):
         agent.parse_hook_payload({"transcript_path": str(outside)}, env)
 
     change = agent.install_hooks("/bin/memloom", env=env)
-    assert change.changed and change.events == ["SessionEnd", "UserPromptSubmit"]
-    assert agent.installed_hooks(env) == {"notify": True, "prompt_recall": True, "readable": True}
+    assert change.changed and change.events == ["SessionEnd", "UserPromptSubmit", "SessionStart"]
+    assert agent.installed_hooks(env) == {
+        "notify": True,
+        "prompt_recall": True,
+        "session_start": True,
+        "readable": True,
+    }
     assert not agent.install_hooks("/bin/memloom", env=env).changed  # idempotent
     assert agent.remove_hooks(env).changed
     assert json.loads(agent.settings_path(env).read_text()) == {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = [
     "MAX_PATH_CHARS",
     "check_transcript_path",
     "head_records",
+    "line_segments",
     "open_regular",
     "read_head",
 ]
@@ -116,3 +118,40 @@ def head_records(head: bytes, limit: int = 20) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             out.append(value)
     return out
+
+
+def line_segments(blocks: Iterable[bytes], limit: int) -> Iterator[tuple[bytes | None, int, bool]]:
+    """The physical lines of ``blocks``: ``(bytes, length, terminated)``.
+
+    ``bytes`` is None for a line longer than ``limit``: its bytes are dropped as
+    they arrive, so memory stays bounded by ``limit`` plus one block.
+    ``terminated`` is False only for a last segment without a final newline.
+    """
+    parts: list[bytes] = []
+    size = 0  # bytes of the current line seen so far
+    over = False
+    for block in blocks:
+        start = 0
+        while True:
+            nl = block.find(b"\n", start)
+            if nl < 0:
+                break
+            total = size + nl - start
+            if over or total > limit:
+                yield None, total, True
+            elif parts:
+                parts.append(block[start:nl])
+                yield b"".join(parts), total, True
+            else:
+                yield block[start:nl], total, True
+            parts, size, over = [], 0, False
+            start = nl + 1
+        rest = len(block) - start
+        if rest:
+            size += rest
+            if over or size > limit:
+                over, parts = True, []
+            else:
+                parts.append(block[start:] if start else block)
+    if size:
+        yield (None if over else b"".join(parts)), size, False

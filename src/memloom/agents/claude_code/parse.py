@@ -125,7 +125,7 @@ from pathlib import Path
 from typing import Any
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
-from memloom.agents.files import open_regular
+from memloom.agents.files import line_segments, open_regular
 
 __all__ = [
     "COMPACT_SUMMARY_PREFIX",
@@ -610,43 +610,6 @@ def _str(v: Any) -> str | None:
 # --------------------------------------------------------------------------- driver
 
 
-def _segments(blocks: Iterable[bytes], limit: int) -> Iterator[tuple[bytes | None, int, bool]]:
-    """The physical lines of ``blocks``: ``(bytes, length, terminated)``.
-
-    ``bytes`` is None for a line longer than ``limit``: its bytes are dropped as
-    they arrive, so memory stays bounded by ``limit`` plus one block.
-    ``terminated`` is False only for a last segment without a final newline.
-    """
-    parts: list[bytes] = []
-    size = 0  # bytes of the current line seen so far
-    over = False
-    for block in blocks:
-        start = 0
-        while True:
-            nl = block.find(b"\n", start)
-            if nl < 0:
-                break
-            total = size + nl - start
-            if over or total > limit:
-                yield None, total, True
-            elif parts:
-                parts.append(block[start:nl])
-                yield b"".join(parts), total, True
-            else:
-                yield block[start:nl], total, True
-            parts, size, over = [], 0, False
-            start = nl + 1
-        rest = len(block) - start
-        if rest:
-            size += rest
-            if over or size > limit:
-                over, parts = True, []
-            else:
-                parts.append(block[start:] if start else block)
-    if size:
-        yield (None if over else b"".join(parts)), size, False
-
-
 def _run(
     p: _Parser,
     blocks: Iterable[bytes],
@@ -659,7 +622,7 @@ def _run(
     line = first_line - 1  # number of the last physical line fed
     consumed = 0
     cont = continuation
-    for seg, length, terminated in _segments(blocks, MAX_LINE_BYTES):
+    for seg, length, terminated in line_segments(blocks, MAX_LINE_BYTES):
         if cont:  # the rest of the physical line before the start offset
             cont, this_line = False, first_line - 1
         else:

@@ -88,6 +88,7 @@ from typing import Any, Literal
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
 from memloom.agents.codex.stream import open_session
+from memloom.agents.files import line_segments
 
 __all__ = [
     "DROP_REASONS",
@@ -524,39 +525,6 @@ class _Parser:
 # --------------------------------------------------------------------------- driver
 
 
-def _segments(blocks: Iterable[bytes], limit: int) -> Iterator[tuple[bytes | None, int, bool]]:
-    """The physical lines of ``blocks``: ``(bytes or None if longer than limit, length,
-    terminated)``; ``terminated`` is False only for a last segment without ``\\n``."""
-    parts: list[bytes] = []
-    size = 0
-    over = False
-    for block in blocks:
-        start = 0
-        while True:
-            nl = block.find(b"\n", start)
-            if nl < 0:
-                break
-            total = size + nl - start
-            if over or total > limit:
-                yield None, total, True
-            elif parts:
-                parts.append(block[start:nl])
-                yield b"".join(parts), total, True
-            else:
-                yield block[start:nl], total, True
-            parts, size, over = [], 0, False
-            start = nl + 1
-        rest = len(block) - start
-        if rest:
-            size += rest
-            if over or size > limit:
-                over, parts = True, []
-            else:
-                parts.append(block[start:] if start else block)
-    if size:
-        yield (None if over else b"".join(parts)), size, False
-
-
 def _run(
     p: _Parser, blocks: Iterable[bytes], *, first_line: int, final: bool, continuation: bool
 ) -> tuple[int, int]:
@@ -564,7 +532,7 @@ def _run(
     line = first_line - 1
     consumed = 0
     cont = continuation
-    for seg, length, terminated in _segments(blocks, MAX_LINE_BYTES):
+    for seg, length, terminated in line_segments(blocks, MAX_LINE_BYTES):
         if cont:  # the rest of the physical line before the start offset
             cont, this_line = False, first_line - 1
         else:
@@ -610,7 +578,7 @@ def _has_items_before(f: Any, end: int) -> bool:
     Decides, when resuming, whether event_msg messages after the watermark are
     twins. Reads from the start and stops at the first one (line 2 in real files).
     """
-    for seg, _, terminated in _segments(_blocks(f, BLOCK_SIZE, end), MAX_LINE_BYTES):
+    for seg, _, terminated in line_segments(_blocks(f, BLOCK_SIZE, end), MAX_LINE_BYTES):
         if seg is None or not terminated or b'"response_item"' not in seg or b'"role"' not in seg:
             continue
         values, _ = _decode_line(seg)

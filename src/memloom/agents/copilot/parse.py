@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
-from memloom.agents.files import open_regular
+from memloom.agents.files import line_segments, open_regular
 
 __all__ = [
     "DROP_REASONS",
@@ -248,38 +248,6 @@ class _Events:
         )
 
 
-def _segments(blocks: Iterable[bytes], limit: int) -> Iterator[tuple[bytes | None, int, bool]]:
-    """Physical lines: ``(bytes, or None if longer than limit; length; terminated)``."""
-    parts: list[bytes] = []
-    size = 0
-    over = False
-    for block in blocks:
-        start = 0
-        while True:
-            nl = block.find(b"\n", start)
-            if nl < 0:
-                break
-            total = size + nl - start
-            if over or total > limit:
-                yield None, total, True
-            elif parts:
-                parts.append(block[start:nl])
-                yield b"".join(parts), total, True
-            else:
-                yield block[start:nl], total, True
-            parts, size, over = [], 0, False
-            start = nl + 1
-        rest = len(block) - start
-        if rest:
-            size += rest
-            if over or size > limit:
-                over, parts = True, []
-            else:
-                parts.append(block[start:] if start else block)
-    if size:
-        yield (None if over else b"".join(parts)), size, False
-
-
 def _run(
     p: _Events, blocks: Iterable[bytes], *, first_line: int, final: bool, continuation: bool
 ) -> tuple[int, int]:
@@ -287,7 +255,7 @@ def _run(
     line = first_line - 1
     consumed = 0
     cont = continuation
-    for seg, length, terminated in _segments(blocks, MAX_LINE_BYTES):
+    for seg, length, terminated in line_segments(blocks, MAX_LINE_BYTES):
         if cont:  # the rest of the physical line before the start offset
             cont, this_line = False, first_line - 1
         else:
