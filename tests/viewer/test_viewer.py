@@ -140,7 +140,10 @@ def test_each_row_names_its_agent_and_the_source_filter_narrows_to_it(page, serv
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text(data.CODEX_FACT)
     page.locator("#filter-source").select_option("claude-code")
-    expect(rows.first).to_be_visible()
+    expect(page).to_have_url(re.compile(r"source=claude-code"))
+    # Wait for the new list (the codex row is replaced all at once), then read it.
+    expect(rows.locator(".meta-link.source").first).to_have_text("claude-code")
+    expect(page.locator(".mem-row", has_text=data.CODEX_FACT)).to_have_count(0)
     sources = rows.locator(".meta-link.source").all_inner_texts()
     assert sources and set(sources) == {"claude-code"}, sources
 
