@@ -78,12 +78,15 @@ def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str,
 
 
 def capture_summary(
-    home: Path, settings_raw: dict[str, Any], settings: Any = None
+    home: Path,
+    settings_raw: dict[str, Any],
+    settings: Any = None,
+    imports: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Queue, budget, scope, hooks and the last events: no engine needed.
 
     ``settings`` picks the queue (SQLite or PostgreSQL); without it they are
-    read from ``home``.
+    read from ``home``. ``imports`` (the ledger's stats) adds each agent's imports.
     """
     scope = load_scope(home)
     queue = open_queue(home, settings)
@@ -103,7 +106,7 @@ def capture_summary(
             "enabled": scope.enabled,
         },
         "hooks": {**installed_hooks(), "settings": str(settings_path())},
-        "agents": agents_summary(),
+        "agents": agents_summary(imports),
         "capture": {
             "queued": pending,
             "last_hook": _event(last_hook),
@@ -121,13 +124,12 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
     settings = load_settings(home_arg)
     home = settings.home
     daemon = read_daemon(home)
-    summary = capture_summary(home, settings.raw, settings)
     with memloom.open(settings=settings) as m:
         imports = m.ledger_stats()
-        agents = agents_summary(imports)
         stats = m.stats()
         llm = m.llm.description
         embedder = m.embedder.fingerprint
+    summary = capture_summary(home, settings.raw, settings, imports)
     return {
         "home": str(home),
         "daemon": {
@@ -136,7 +138,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
             "pid": daemon.get("pid") if daemon else None,
         },
         "hooks": summary["hooks"],
-        "agents": agents,
+        "agents": summary["agents"],
         "scope": summary["scope"],
         "capture": summary["capture"],
         "budget": summary["budget"],

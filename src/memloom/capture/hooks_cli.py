@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,6 @@ def prompt_recall(home: Path, agent: str) -> str:
         recall_tokens,
         wants_recall,
     )
-    from memloom.capture.queues import open_queue
     from memloom.capture.scope import load_scope
     from memloom.config import load_settings
 
@@ -80,12 +80,9 @@ def prompt_recall(home: Path, agent: str) -> str:
     if not scope.recall:
         return ""
     settings = load_settings(home)
-    session = payload.get("session_id")
-    session = session if isinstance(session, str) and session else None
-    queue = open_queue(home, settings)
-    try:
-        seen = queue.injected(session) if session else set()
-        project = payload.get("cwd") or None
+    project = payload.get("cwd") or None
+
+    def pick(seen: set[str]) -> list[Any]:
         # Ask for as many more as were shown already, so that new ones still fill the slots.
         query = {**hook_query(prompt, project), "max_results": PROMPT_MEMORIES + len(seen)}
         daemon = read_daemon(home)
@@ -99,13 +96,29 @@ def prompt_recall(home: Path, agent: str) -> str:
         if memories is None:
             memories = keyword_recall(home, prompt, project, limit=query["max_results"])
         budget = recall_tokens(settings.raw, "prompt_tokens")
-        shown = fresh_within(memories, seen, PROMPT_MEMORIES, budget)
-        block = format_block(shown)
-        if block and session:
+        return fresh_within(memories, seen, PROMPT_MEMORIES, budget)
+
+    block = format_block(_once_per_session(home, settings, payload, pick))
+    return get_agent(agent).format_context("prompt", block) if block else ""
+
+
+def _once_per_session(
+    home: Path, settings: Any, payload: dict[str, Any], pick: Callable[[set[str]], list[Any]]
+) -> list[Any]:
+    """``pick(seen)``: the memories to show, given those this agent session was shown
+    already; they are recorded as shown. Without a session id nothing is recorded."""
+    from memloom.capture.queues import open_queue
+
+    session = payload.get("session_id") or payload.get("sessionId")
+    session = session if isinstance(session, str) and session else None
+    queue = open_queue(home, settings)
+    try:
+        shown = pick(queue.injected(session) if session else set())
+        if shown and session:
             queue.record_injected(session, [str(m["id"]) for m in shown])
     finally:
         queue.close()
-    return get_agent(agent).format_context("prompt", block) if block else ""
+    return shown
 
 
 def session_start(home: Path, agent: str) -> str:
@@ -114,7 +127,6 @@ def session_start(home: Path, agent: str) -> str:
     shows, prompt-time recall will not show again."""
     from memloom.agents import get_agent
     from memloom.capture.prompt import digest_memories, format_digest, fresh_within, recall_tokens
-    from memloom.capture.queues import open_queue
     from memloom.capture.scope import load_scope
     from memloom.config import load_settings
 
@@ -122,19 +134,13 @@ def session_start(home: Path, agent: str) -> str:
     if not load_scope(home).recall:
         return ""
     settings = load_settings(home)
-    session = payload.get("session_id") or payload.get("sessionId")
-    session = session if isinstance(session, str) and session else None
     project = payload.get("cwd") or None
-    queue = open_queue(home, settings)
-    try:
-        seen = queue.injected(session) if session else set()
-        budget = recall_tokens(settings.raw, "digest_tokens")
-        shown = fresh_within(digest_memories(home, project), seen, DIGEST_LIMIT, budget)
-        block = format_digest(shown)
-        if block and session:
-            queue.record_injected(session, [str(m["id"]) for m in shown])
-    finally:
-        queue.close()
+    budget = recall_tokens(settings.raw, "digest_tokens")
+
+    def pick(seen: set[str]) -> list[Any]:
+        return fresh_within(digest_memories(home, project), seen, DIGEST_LIMIT, budget)
+
+    block = format_digest(_once_per_session(home, settings, payload, pick))
     return get_agent(agent).format_context("session-start", block) if block else ""
 
 
