@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
-import pytest
+# The tests exercise this checkout's source, also when another checkout (a git
+# worktree) is the editable install: first on sys.path here, and on PYTHONPATH for
+# the subprocesses the tests start (hooks, CLI, crash children).
+_SRC = str(Path(__file__).resolve().parents[1] / "src")
+if sys.path[0] != _SRC:
+    sys.path.insert(0, _SRC)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p
+)
 
-import memloom
-from tests.support.postgres import PostgresUnavailable, TestServer, start_test_server
+import pytest  # noqa: E402
+
+import memloom  # noqa: E402
+from tests.support.postgres import (  # noqa: E402
+    PostgresUnavailable,
+    TestServer,
+    start_test_server,
+)
+
+if not (memloom.__file__ or "").startswith(_SRC):
+    raise RuntimeError(f"tests import memloom from {memloom.__file__}, not from {_SRC}")
 
 #: Environment variables that would point a test engine at a user's real setup.
 _MEMLOOM_ENV = (
