@@ -143,6 +143,18 @@ def _shown(key: Any) -> str:
     return text[:64] if text.isprintable() and _text_problem(text) is None else "(a key)"
 
 
+_NUMBER_TYPES = frozenset({float, int, bool})
+
+
+def _finite_sum(numbers: Any) -> bool:
+    """True when the exact sum of ``numbers`` is finite, so every one of them is (a NaN
+    or an infinity makes it NaN or infinite); False also when the sum overflows."""
+    try:
+        return math.isfinite(math.fsum(numbers))
+    except (OverflowError, ValueError):  # ValueError: inf + -inf
+        return False
+
+
 def _unstorable(value: Any, depth: int = 0) -> tuple[list[str], str] | None:
     """Where and why ``value`` holds what no store can keep, or None."""
     if isinstance(value, str):
@@ -153,6 +165,8 @@ def _unstorable(value: Any, depth: int = 0) -> tuple[list[str], str] | None:
     if isinstance(value, dict):
         items: Any = value.items()
     elif isinstance(value, list | tuple):
+        if value and set(map(type, value)) <= _NUMBER_TYPES and _finite_sum(value):
+            return None  # an embedding: every number finite, found without a Python loop
         items = enumerate(value)
     else:
         return None
