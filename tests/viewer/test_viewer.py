@@ -9,12 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from tests.server.conftest import Daemon, start_daemon, stop
 from tests.viewer import seed as data
 
-sync_api = pytest.importorskip("playwright.sync_api")
-expect = sync_api.expect
 expect.set_options(timeout=10_000)
 
 SESSION_FILE = "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
