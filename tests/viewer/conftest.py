@@ -44,11 +44,8 @@ def chromium() -> Iterator[Any]:
     try:
         executable = find_chromium()
     except LookupError as err:
-        reason = str(err)
-    else:
-        reason = None
-    if reason is not None:  # failed outside the except block: no chained traceback
-        pytest.fail(f"{reason}; `pytest -m 'not chromium'` leaves them out", pytrace=False)
+        message = f"{err}; `pytest -m 'not chromium'` leaves them out"
+        raise pytest.fail.Exception(message, pytrace=False) from None  # pytest.fail, unchained
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
