@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.server.conftest import start_daemon, stop  # noqa: E402
-from tests.viewer.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.viewer.conftest import CHROMIUM_ARGS, find_chromium  # noqa: E402
 from tests.viewer.seed import save, seed  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 800}
@@ -111,7 +111,7 @@ def main() -> int:
             )
 
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
             context = browser.new_context(viewport=VIEWPORT, base_url=daemon.url)
             page = context.new_page()
             shots = [

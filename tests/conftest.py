@@ -89,16 +89,28 @@ def engine(tmp_path, backend, monkeypatch) -> Iterator[memloom.Memloom]:
 
 # ----------------------------------------------------------------------------- PostgreSQL
 
-#: Fixtures that need the real PostgreSQL server; a test using any of them,
-#: directly or through another fixture, is marked ``postgres``.
-_POSTGRES_FIXTURES = frozenset({"postgres_server", "pg_url"})
+#: Fixtures that need a real server or browser, by marker: a test using any of them,
+#: directly or through another fixture, carries the marker. Neither kind ever skips:
+#: ``-m 'not postgres'`` or ``-m 'not chromium'`` is how to leave them out.
+_NEEDS = {
+    "postgres": frozenset({"postgres_server", "pg_url"}),
+    "chromium": frozenset({"chromium"}),  # tests/viewer/conftest.py
+}
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "chromium: drives the real headless Chromium (the viewer's end-to-end tests)"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
-        if _POSTGRES_FIXTURES.intersection(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.postgres)
+        used = set(getattr(item, "fixturenames", ()))
+        for marker, fixtures in _NEEDS.items():
+            if fixtures & used:
+                item.add_marker(getattr(pytest.mark, marker))
 
 
 @pytest.fixture(scope="session")

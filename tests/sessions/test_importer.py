@@ -344,3 +344,61 @@ def test_offline_import_uses_distance_bands_and_says_so(tmp_path):
         assert report.saved == 1 and report.calls["classify"] == 0
         (doc,) = active(engine)
         assert "pnpm" in doc.text and doc.type == "preference"
+
+
+# ---------------------------------------------------------------- resume cost
+
+
+def distill_requests(model) -> int:
+    """The extraction calls the scripted server received (real HTTP requests)."""
+    return sum(
+        1
+        for path, body in model.server.requests
+        if path.endswith("/chat/completions")
+        and body["response_format"]["json_schema"]["name"] == "memloom_distill"
+    )
+
+
+def test_a_healed_rerun_costs_fewer_calls_than_a_clean_run(m, model, tmp_path):
+    from memloom.sessions.chunk import CONTEXT_SHARE, LINE_OVERHEAD, MAX_CHUNK_CHARS
+
+    turns = []
+    for i in range(40):  # about 97k characters: four chunks
+        turns.append(("user", "u" * 300 + f" REMEMBER: fact number {i}"))
+        turns.append(("assistant", f"answer {i} " + "y" * 1_775))
+    path = write_session(session_path(tmp_path / "a"), turns)
+    clean_copy = session_path(tmp_path / "b")
+    clean_copy.parent.mkdir(parents=True)
+    shutil.copy(path, clean_copy)
+
+    with memloom.open(home=str(tmp_path / "clean")) as other:
+        other.import_sessions([clean_copy])
+    clean = distill_requests(model)
+
+    model.fail_on = {clean + 3: 402}  # the third call of the next run fails
+    before = distill_requests(model)
+    report = m.import_sessions([path])
+    assert report.stopped and "402" in report.stopped
+    done = distill_requests(model) - before - 1  # chunks distilled before the failure
+    row = ledger(m, path)
+    assert row.status == "partial" and done == 2
+    # The 40 lines before the watermark would alone fill more than a chunk.
+    lines = path.read_text().splitlines()[row.lines - 40 : row.lines]
+    texts = [json.loads(x)["message"]["content"] for x in lines]
+    overlap = sum(len(t if isinstance(t, str) else t[0]["text"]) + LINE_OVERHEAD for t in texts)
+    assert overlap > MAX_CHUNK_CHARS
+
+    model.fail_on = {}
+    before = distill_requests(model)
+    report = m.import_sessions([path])
+    healed = distill_requests(model) - before
+    assert report.stopped is None and ledger(m, path).status == "complete"
+    assert healed < clean
+    assert healed == clean - done  # the context cost no call of its own
+    first = model.payloads["memloom_distill"][-healed]
+    context = [x for x in first["lines"] if x["line"] <= row.lines]
+    assert context and context[-1]["line"] == row.lines  # the line just before goes along
+    sent = sum(len(x["text"]) + LINE_OVERHEAD for x in context)
+    assert sent <= MAX_CHUNK_CHARS * CONTEXT_SHARE
+    texts = sorted(d.text for d in active(m))
+    assert texts == sorted(f"fact number {i}" for i in range(40))  # each exactly once

@@ -1,14 +1,20 @@
-"""Headless Chromium (the Debian binary, through Playwright) against a live ``memloom serve``."""
+"""Headless Chromium (the Debian binary, through Playwright) against a live ``memloom serve``.
+
+Like the PostgreSQL tests, these never skip: without a Chromium they fail, saying how
+to get one (``pytest -m 'not chromium'`` leaves them out knowingly)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright import sync_api
 
-CHROMIUM = "/usr/bin/chromium"
+#: A Chromium binary of your own, when ``chromium`` is not on PATH.
+CHROMIUM_ENV = "MEMLOOM_TEST_CHROMIUM"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -19,13 +25,29 @@ CHROMIUM_ARGS = [
 ]
 
 
+def find_chromium() -> str:
+    """The Chromium to drive: ``$MEMLOOM_TEST_CHROMIUM``, else ``chromium`` on PATH
+    (never a browser Playwright downloads). Raises LookupError saying how to get one."""
+    wanted = os.environ.get(CHROMIUM_ENV)
+    found = shutil.which(wanted) if wanted else shutil.which("chromium")
+    if found is None:
+        raise LookupError(
+            (f"{CHROMIUM_ENV}={wanted} is not an executable" if wanted else "no `chromium` on PATH")
+            + ": the viewer's end-to-end tests need Debian's Chromium: "
+            f"`sudo apt-get install chromium` (or set {CHROMIUM_ENV} to a Chromium binary)"
+        )
+    return found
+
+
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+    try:
+        executable = find_chromium()
+    except LookupError as err:
+        message = f"{err}; `pytest -m 'not chromium'` leaves them out"
+        raise pytest.fail.Exception(message, pytrace=False) from None  # pytest.fail, unchained
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             yield browser
         finally:

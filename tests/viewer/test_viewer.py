@@ -9,12 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from tests.server.conftest import Daemon, start_daemon, stop
 from tests.viewer import seed as data
 
-sync_api = pytest.importorskip("playwright.sync_api")
-expect = sync_api.expect
 expect.set_options(timeout=10_000)
 
 SESSION_FILE = "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
@@ -293,6 +292,57 @@ def test_conflict_auto_then_keep_new_then_revert(page, api, served):
 
     page.locator('.tab[data-tab="pending"]').click()
     expect(card.locator('[data-action="keep_new"]')).to_be_visible()
+
+
+def test_resolve_offers_undo_in_the_toast_then_revert_stays(page, api, served, problems):
+    _, ids = served
+    cid = ids["conflict"]
+    page.clock.install()  # the toast's timer runs on a clock the test moves
+    page.goto("/#/conflicts")
+    card = page.locator(f'.conflict[data-id="{cid}"]')
+    toast = page.locator("#toast")
+    undo = toast.get_by_role("button", name="Undo")
+
+    card.locator('[data-action="keep_existing"]').click()
+    expect(card).to_have_count(0)
+    expect(toast).to_contain_text("Resolved: kept the existing one")
+    doc = api.get(f"/v1/conflicts/{cid}").json()
+    assert (doc["status"], doc["resolution"]) == ("resolved", "keep_existing")
+    assert doc["new"]["status"] == "expired"
+
+    undo.click()
+    expect(toast).to_contain_text("Reverted: the conflict is pending again")
+    expect(undo).to_have_count(0)
+    expect(card.locator('[data-action="keep_existing"]')).to_be_visible()  # back in the queue
+    doc = api.get(f"/v1/conflicts/{cid}").json()
+    assert (doc["status"], doc["resolution"]) == ("pending", None)
+    assert doc["new"]["status"] == doc["existing"]["status"] == "active"
+
+    # The offer lasts a few seconds; after that the Resolved tab's Revert is the way back.
+    card.locator('[data-action="keep_both"]').click()
+    expect(undo).to_be_visible()
+    page.clock.run_for(7_000)
+    expect(undo).to_be_visible()
+    page.clock.run_for(2_000)
+    expect(undo).to_have_count(0)
+    expect(toast).not_to_have_class(re.compile(r"\bshow\b"))
+    assert api.get(f"/v1/conflicts/{cid}").json()["status"] == "resolved"
+    page.locator('.tab[data-tab="resolved"]').click()
+    card.locator('[data-action="revert"]').click()
+    expect(toast).to_contain_text("Reverted: the conflict is pending again")
+    expect(card).to_have_count(0)
+    assert api.get(f"/v1/conflicts/{cid}").json()["status"] == "pending"
+
+    # An Undo that can no longer apply (reverted elsewhere meanwhile) says why.
+    page.locator('.tab[data-tab="pending"]').click()
+    card.locator('[data-action="keep_new"]').click()
+    expect(undo).to_be_visible()
+    assert api.post(f"/v1/conflicts/{cid}/revert").status_code == 200
+    undo.click()
+    expect(toast).to_have_class(re.compile(r"\bbad\b"))
+    expect(toast).to_contain_text(f"Undo failed: conflict {cid} is not resolved")
+    assert api.get(f"/v1/conflicts/{cid}").json()["status"] == "pending"
+    problems.allowed = ("409",)  # the failed request, as the console reports it
 
 
 def test_merge_prefills_both_texts(page, served):

@@ -9,9 +9,10 @@ path goes through here and must not load numpy or pydantic.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,6 +35,7 @@ __all__ = [
     "State",
     "console",
     "console_err",
+    "default_command",
     "emit_json",
     "error_message",
     "home_arg",
@@ -71,6 +73,42 @@ def open_engine(ctx: typer.Context) -> Iterator[Memloom]:
         yield m
     finally:
         m.close()
+
+
+def default_command(group: typer.Typer, command: Callable[..., None]) -> None:
+    """Make ``command`` what the group does alone, with the same options:
+    ``memloom conflicts --json`` is ``memloom conflicts list --json``.
+
+    The group's own options are the default command's, so they are refused before
+    another command (``memloom conflicts --json show ID``) rather than dropped.
+    """
+    name = next(
+        (c.name for c in group.registered_commands if c.callback is command), command.__name__
+    )
+
+    @functools.wraps(command)  # the signature, hence the options, are the command's
+    def callback(ctx: typer.Context, **options: Any) -> None:
+        if ctx.invoked_subcommand is None:
+            command(ctx, **options)
+            return
+        # By name: typer may bring its own copy of click's ParameterSource.
+        sources = {
+            p.opts[0]: p.name and ctx.get_parameter_source(p.name) for p in ctx.command.params
+        }
+        given = [
+            opt for opt, source in sources.items() if getattr(source, "name", "") == "COMMANDLINE"
+        ]
+        if given:
+            group_name, sub = ctx.info_name, ctx.invoked_subcommand
+            raise CliError(
+                f"{', '.join(given)} before a command is an option of `memloom {group_name}` "
+                f"alone (its `{name}`); put it after the command: "
+                f"memloom {group_name} {sub} … {given[0]}"
+            )
+
+    # The group's help stays its own (typer.Typer(help=…)), not the command's docstring.
+    callback.__doc__ = None
+    group.callback(invoke_without_command=True)(callback)
 
 
 def console() -> Any:

@@ -11,14 +11,18 @@ from memloom.cli._common import (
     JsonOpt,
     console,
     console_err,
+    default_command,
     emit_json,
     open_engine,
     short,
 )
 
 conflicts_app = typer.Typer(
-    help="Review conflicting memories: list, show, resolve, revert, auto.",
-    invoke_without_command=True,
+    help=(
+        "Review conflicting memories: list, show, resolve, revert, auto. Alone, "
+        "`memloom conflicts` is `memloom conflicts list`: the options below are list's "
+        "(e.g. `memloom conflicts --json --status all`)."
+    ),
 )
 
 
@@ -38,13 +42,6 @@ def _print_conflict(out: Any, c: Any, full: bool = False) -> None:
         for label, side in (("new", c.new), ("existing", c.existing)):
             if side.excerpt:
                 out.print(f"  {label} excerpt: {short(side.excerpt, 300)}", markup=False)
-
-
-@conflicts_app.callback()
-def conflicts_default(ctx: typer.Context) -> None:
-    """With no command: list pending conflicts (same as `memloom conflicts list`)."""
-    if ctx.invoked_subcommand is None:
-        conflicts_list(ctx)
 
 
 @conflicts_app.command("list")
@@ -152,6 +149,9 @@ def conflicts_auto(ctx: typer.Context, json_: JsonOpt = False) -> None:
     )
     if summary.get("reason"):
         out.print(summary["reason"], markup=False)
+
+
+default_command(conflicts_app, conflicts_list)
 
 
 def register(app: typer.Typer) -> None:

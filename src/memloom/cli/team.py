@@ -7,14 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from memloom.cli._common import CliError, console_err, emit_json
+from memloom.cli._common import CliError, console_err, default_command, emit_json
 
 tokens_app = typer.Typer(
     help=(
         "API tokens for a shared PostgreSQL store: each maps to one owner, whose "
-        "memories it reads and writes, plus team scopes it may read."
+        "memories it reads and writes, plus team scopes it may read. Alone, "
+        "`memloom tokens` is `memloom tokens list` (`memloom tokens --json` too)."
     ),
-    no_args_is_help=True,
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead.")]
@@ -113,6 +113,9 @@ def tokens_revoke(
         emit_json(_doc(row))
     else:
         typer.echo(f"revoked {row.id} (owner {row.owner})")
+
+
+default_command(tokens_app, tokens_list)
 
 
 def migrate_command(

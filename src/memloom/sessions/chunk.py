@@ -3,6 +3,10 @@
 A chunk holds at most ``max_chars`` characters of text plus a small per-line
 allowance for the JSON around each line. A single unit longer than a chunk
 keeps its head and its tail around a marker that says how much was cut.
+
+On resume, the lines re-read before the watermark go along as context, but at
+most :data:`CONTEXT_SHARE` of a chunk of them, and only as much as costs no
+extra chunk: a resumed run makes exactly the calls its new lines need.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from memloom.agents.base import Unit
 MAX_CHUNK_CHARS = 24_000
 #: JSON around one line in the request: {"line": N, "role": "assistant", "text": ""}.
 LINE_OVERHEAD = 48
+#: The most of a chunk the context re-read on resume may take (line overhead counted).
+CONTEXT_SHARE = 0.25
+#: A context line that does not fit whole is cut to the room left, if at least this much.
+MIN_CONTEXT_CUT = 200
 
 
 @dataclass
@@ -54,25 +62,58 @@ def chunk_units(
 ) -> tuple[list[Chunk], int]:
     """Chunks in order, and how many units were truncated to fit.
 
-    The first ``context`` units are earlier lines re-read for context; a chunk
+    The first ``context`` units are earlier lines re-read for context. The last of
+    them go along in the first chunk, within :data:`CONTEXT_SHARE` of ``max_chars``
+    and never at the cost of one more chunk than the other units make alone; a chunk
     made only of them is never produced (there is nothing new to distill).
     """
     per_unit = max_chars - LINE_OVERHEAD
-    chunks: list[Chunk] = []
-    current = Chunk()
+    fitted: list[Unit] = []
     truncated = 0
-    for i, unit in enumerate(units):
+    for unit in units[context:]:
         if len(unit.text) > per_unit:
             unit = replace(unit, text=cut_middle(unit.text, per_unit))
             truncated += 1
+        fitted.append(unit)
+    chunks = _pack(fitted, max_chars)
+    lead = _context_tail(units[:context], int(max_chars * CONTEXT_SHARE))
+    while lead:
+        with_lead = _pack([*lead, *fitted], max_chars)
+        if len(with_lead) == len(chunks):
+            with_lead[0].context = len(lead)  # all of it fits in the first chunk
+            return with_lead, truncated
+        lead = lead[1:]  # the oldest context line goes first
+    return chunks, truncated
+
+
+def _context_tail(units: Sequence[Unit], budget: int) -> list[Unit]:
+    """The last ``units`` within ``budget`` characters, line overhead counted; going
+    back, the first one that does not fit whole is cut to the room left (if worth it)."""
+    taken: list[Unit] = []
+    room = budget
+    for unit in reversed(units):
+        cost = len(unit.text) + LINE_OVERHEAD
+        if cost <= room:
+            taken.append(unit)
+            room -= cost
+            continue
+        if room - LINE_OVERHEAD >= MIN_CONTEXT_CUT:
+            taken.append(replace(unit, text=cut_middle(unit.text, room - LINE_OVERHEAD)))
+        break
+    return taken[::-1]
+
+
+def _pack(units: Sequence[Unit], max_chars: int) -> list[Chunk]:
+    """Greedy: each unit joins the current chunk unless that would pass ``max_chars``."""
+    chunks: list[Chunk] = []
+    current = Chunk()
+    for unit in units:
         cost = len(unit.text) + LINE_OVERHEAD
         if current.units and current.chars + cost > max_chars:
             chunks.append(current)
             current = Chunk()
         current.units.append(unit)
         current.chars += cost
-        if i < context:
-            current.context += 1
     if current.units:
         chunks.append(current)
-    return [c for c in chunks if c.context < len(c.units)], truncated
+    return chunks

@@ -1,20 +1,7 @@
 // #/conflicts: the pending queue (resolve), resolved ones (revert) and the Auto judge.
 
 import { api, stream } from "./api.js";
-import {
-  clear,
-  emptyState,
-  errorBox,
-  h,
-  icon,
-  plural,
-  projectLabel,
-  spinner,
-  statusBadge,
-  timeEl,
-  toast,
-  typeBadge,
-} from "./dom.js";
+import { clear, emptyState, errorBox, h, icon, plural, projectLabel, spinner, statusBadge, timeEl, toast, typeBadge } from "./dom.js";
 
 const TABS = [
   { value: "pending", label: "Pending" },
@@ -28,6 +15,7 @@ const ACTION_LABELS = {
   keep_both: "kept both",
   merge: "merged",
 };
+const REVERTED = "Reverted: the conflict is pending again";
 
 export async function conflictsPage(main, ctx) {
   const tab = TABS.some((t) => t.value === ctx.params.get("tab")) ? ctx.params.get("tab") : "pending";
@@ -195,37 +183,25 @@ export async function conflictsPage(main, ctx) {
       if (c.resolution === "merge") return false;
       return c.resolution === `keep_${which}`;
     };
-    const resolve = async (action, text) => {
+    // On the card: busy while it runs, a failure shown in the card.
+    const act = async (verb, body, message, action = null) => {
       clear(errorSlot);
       el.classList.add("busy");
       try {
-        await api(`/v1/conflicts/${encodeURIComponent(c.id)}/resolve`, {
-          method: "POST",
-          body: text === undefined ? { action } : { action, text },
-        });
-        toast(`Resolved: ${ACTION_LABELS[action]}`);
-        ctx.refreshNav();
-        load();
-        refreshCounts();
+        await send(c.id, verb, body);
+        toast(message, "ok", action);
       } catch (err) {
         el.classList.remove("busy");
         clear(errorSlot, errorBox(err));
       }
     };
-    const revert = async () => {
-      clear(errorSlot);
-      el.classList.add("busy");
-      try {
-        await api(`/v1/conflicts/${encodeURIComponent(c.id)}/revert`, { method: "POST" });
-        toast("Reverted: the conflict is pending again");
-        ctx.refreshNav();
-        load();
-        refreshCounts();
-      } catch (err) {
-        el.classList.remove("busy");
-        clear(errorSlot, errorBox(err));
-      }
-    };
+    // The card leaves the pending list at once, so the way back is in the toast.
+    const resolve = (action, text) =>
+      act("resolve", text === undefined ? { action } : { action, text }, `Resolved: ${ACTION_LABELS[action]}`, {
+        label: "Undo",
+        run: () => undo(c.id),
+      });
+    const revert = () => act("revert", undefined, REVERTED);
     const mergeBox = h("div", { class: "merge-box", hidden: true });
     const openMerge = () => {
       const area = h("textarea", { class: "merge-text", rows: 4, "aria-label": "Merged text" });
@@ -312,6 +288,22 @@ export async function conflictsPage(main, ctx) {
       errorSlot,
     );
     return el;
+  }
+
+  // Resolve or revert one conflict, then bring the header count, the list and the tabs up to date.
+  async function send(id, verb, body) {
+    await api(`/v1/conflicts/${encodeURIComponent(id)}/${verb}`, { method: "POST", body });
+    ctx.refreshNav();
+    load();
+    refreshCounts();
+  }
+
+  // Undo from the toast: the resolved card is gone by then, so a failure is a toast too.
+  function undo(id) {
+    send(id, "revert").then(
+      () => toast(REVERTED),
+      (err) => toast(`Undo failed: ${err.message}`, "bad"),
+    );
   }
 
   function refreshCounts() {

@@ -157,17 +157,48 @@ export function emptyState(title, hint) {
   return h("div", { class: "empty" }, h("div", { class: "empty-title" }, title), hint ? h("p", {}, hint) : null);
 }
 
+const TOAST_MS = 3500;
+/** How long a toast with an action (Undo) stays: long enough to change one's mind. */
+export const TOAST_ACTION_MS = 8000;
 let toastTimer = null;
-export function toast(text, kind = "ok") {
+
+/**
+ * A short message at the bottom of the page. With `action` ({label, run}) it carries
+ * a button (e.g. Undo) that runs `run` once and closes the toast.
+ */
+export function toast(text, kind = "ok", action = null) {
   let el = document.getElementById("toast");
   if (!el) {
     el = h("div", { id: "toast", role: "status", "aria-live": "polite" });
     document.body.append(el);
   }
+  // Hidden, the button goes: nothing invisible stays clickable or focusable.
+  const hide = () => {
+    clearTimeout(toastTimer);
+    el.classList.remove("show");
+    el.querySelector(".toast-action")?.remove();
+  };
   el.className = `toast show ${kind}`;
-  el.textContent = text;
+  clear(
+    el,
+    h("span", { class: "toast-text" }, text),
+    action
+      ? h(
+          "button",
+          {
+            class: "toast-action",
+            type: "button",
+            onClick: () => {
+              hide();
+              action.run();
+            },
+          },
+          action.label,
+        )
+      : null,
+  );
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => el.classList.remove("show"), 3500);
+  toastTimer = setTimeout(hide, action ? TOAST_ACTION_MS : TOAST_MS);
 }
 
 /**
