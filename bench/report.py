@@ -54,16 +54,14 @@ def machine() -> str:
 # ---------------------------------------------------------------- sections
 
 
-def locomo_section() -> str:
-    doc = load("locomo-rich")
-    if not doc or "memloom" not in doc["systems"]:
-        return missing("locomo-rich", "python bench/locomo.py --style rich")
-    systems = doc["systems"]
+def systems_tables(systems: dict[str, Any], names: dict[str, str]) -> list[str]:
+    """The overall table and the Recall@10-by-category table of one LoCoMo run."""
+    first = next(k for k in names if k in systems)
     lines = [
         "| system | R@1 | R@5 | **R@10** | MRR |",
         "|---|---|---|---|---|",
     ]
-    for key, label in SYSTEM_NAMES.items():
+    for key, label in names.items():
         if key in systems:
             o = systems[key]["overall"]
             lines.append(
@@ -73,14 +71,23 @@ def locomo_section() -> str:
         "",
         "Recall@10 by category:",
         "",
-        "| system | " + " | ".join(f"{c} (n={systems['memloom'][c]['n']})" for c in CATS) + " |",
+        "| system | " + " | ".join(f"{c} (n={systems[first][c]['n']})" for c in CATS) + " |",
         "|---|" + "---|" * len(CATS),
     ]
-    for key, label in SYSTEM_NAMES.items():
+    for key, label in names.items():
         if key in systems:
             lines.append(
                 f"| {label} | " + " | ".join(f"{systems[key][c]['R@10']:.3f}" for c in CATS) + " |"
             )
+    return lines
+
+
+def locomo_section() -> str:
+    doc = load("locomo-rich")
+    if not doc or "memloom" not in doc["systems"]:
+        return missing("locomo-rich", "python bench/locomo.py --style rich")
+    systems = doc["systems"]
+    lines = systems_tables(systems, SYSTEM_NAMES)
     plot_locomo(systems)
     o = systems["memloom"]["overall"]
     verdict = (
@@ -88,6 +95,16 @@ def locomo_section() -> str:
         if o["R@10"] >= 0.75
         else f"is short of the 0.75 target by {0.75 - o['R@10']:.3f}"
     )
+    plain = load("locomo-plain")
+    if plain and "memloom" in plain["systems"]:
+        p = plain["systems"]["memloom"]["overall"]
+        lines += [
+            "",
+            "The same run over plain turns (`<speaker>: <text>`: no date, no image caption; "
+            f"target ≥ 0.70, memloom {p['R@10']:.3f}; `--style plain`):",
+            "",
+            *systems_tables(plain["systems"], SYSTEM_NAMES),
+        ]
     return (
         "\n".join(lines)
         + f"""
@@ -143,11 +160,24 @@ def filters_section() -> str:
             f"| {name} | {o['R@1']:.3f} | {o['R@5']:.3f} | {o['R@10']:.3f} | {o['MRR']:.3f} |"
         )
     m = doc["memories"]
-    return (
+    out = (
         f"{m['facts']} distilled facts and {m['episodes']} session summaries, 760 questions.\n\n"
         + "\n".join(rows)
         + "\n"
     )
+    if doc.get("baselines"):
+        systems = {"memloom": doc["conditions"]["project"], **doc["baselines"]}
+        names = {
+            "memloom": "**memloom, project scope (default recall)**",
+            "bm25": SYSTEM_NAMES["bm25"],
+            "chroma": SYSTEM_NAMES["chroma"],
+        }
+        out += (
+            "\nThe `project` condition next to the baselines of the LoCoMo section over the "
+            "same memories of the question's conversation, in the same run (target for "
+            "memloom: Recall@10 ≥ 0.70):\n\n" + "\n".join(systems_tables(systems, names)) + "\n"
+        )
+    return out
 
 
 def recall_section() -> str:
