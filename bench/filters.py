@@ -18,6 +18,10 @@ Conditions, each over the same store:
                    tagged with that speaker (a hard filter)
   project+boost    the same speaker as a boost tag (+0.1) instead of a filter
 
+Next to them, in the same run, the baselines of ``bench/locomo.py`` over the same
+memories of the question's conversation: Okapi BM25 and ChromaDB with the same
+embedding model. Reported overall and per category.
+
 LoCoMo is CC BY-NC 4.0 (Maharana et al., ACL 2024): read from outside the
 repository, never copied into it; without it the script exits 0.
 """
@@ -34,9 +38,17 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo import DEFAULT_DATA, RESULTS, gold_of, questions_of, summarise, turns_of
-
-KS = (1, 5, 10)
+from locomo import (
+    CATEGORIES,
+    DEFAULT_DATA,
+    RESULTS,
+    bm25_system,
+    chroma_system,
+    questions_of,
+    score,
+    summarise,
+    turns_of,
+)
 
 
 def memories_of(conv: dict[str, Any]) -> list[dict[str, Any]]:
@@ -60,15 +72,34 @@ def memories_of(conv: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def score(slots: list[list[str]], gold: list[str]) -> dict[str, float]:
-    gold_set = set(gold)
-    out = {}
-    for k in KS:
-        out[f"R@{k}"] = len({d for s in slots[:k] for d in s} & gold_set) / len(gold_set)
-    out["MRR"] = next(
-        (1.0 / r for r, s in enumerate(slots[:10], start=1) if gold_set & set(s)), 0.0
-    )
-    return out
+def run_baselines(data: list[dict[str, Any]]) -> dict[str, Any]:
+    """BM25 and (when installed) ChromaDB over each conversation's memories."""
+    rows: dict[str, list[tuple[int, dict[str, float]]]] = defaultdict(list)
+    try:
+        import chromadb
+
+        from memloom.embed import LocalEmbedder
+    except ImportError:
+        chromadb = None
+    path = Path(tempfile.mkdtemp(prefix="chroma-filters-"))
+    try:
+        client = chromadb.PersistentClient(path=str(path)) if chromadb else None
+        embedder = LocalEmbedder() if chromadb else None
+        for conv in data:
+            mems = memories_of(conv)
+            docs = [x["text"] for x in mems]
+            systems = {"bm25": bm25_system(docs)}
+            if client is not None:
+                systems["chroma"] = chroma_system(client, conv["sample_id"], docs, embedder)
+            valid = {d for d, _ in turns_of(conv, "plain")}
+            for question, cat, gold in questions_of(conv, valid):
+                for name, search in systems.items():
+                    rows[name].append(
+                        (cat, score([mems[i]["dias"] for i in search(question)], gold))
+                    )
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+    return {k: summarise(v) for k, v in rows.items()}
 
 
 def main() -> int:
@@ -123,8 +154,11 @@ def main() -> int:
                         rows[name].append((cat, score([held[x.id] for x in res.memories], gold)))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    _ = gold_of
-    results = {"memories": counts, "conditions": {k: summarise(v) for k, v in rows.items()}}
+    results = {
+        "memories": counts,
+        "conditions": {k: summarise(v) for k, v in rows.items()},
+        "baselines": run_baselines(data),
+    }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "filters.json").write_text(json.dumps(results, indent=2))
     print(f"{counts['facts']} facts, {counts['episodes']} session summaries")
@@ -133,6 +167,19 @@ def main() -> int:
     for name, summary in results["conditions"].items():
         o = summary["overall"]
         print(f"| {name} | {o['R@1']:.3f} | {o['R@5']:.3f} | {o['R@10']:.3f} | {o['MRR']:.3f} |")
+    cats = list(CATEGORIES.values())
+    print("\nRecall@10 by category, project scope and baselines:")
+    print("| system | " + " | ".join(cats) + " | overall |")
+    print("|---|" + "---|" * (len(cats) + 1))
+    for name, summary in [
+        ("memloom (project)", results["conditions"]["project"]),
+        *results["baselines"].items(),
+    ]:
+        print(
+            f"| {name} | "
+            + " | ".join(f"{summary[c]['R@10']:.3f}" for c in [*cats, "overall"])
+            + " |"
+        )
     return 0
 
 

@@ -209,6 +209,20 @@ def run_memloom(data: list[dict[str, Any]], style: str, mode: str) -> dict[str, 
     return summarise(rows)
 
 
+def chroma_system(
+    client: Any, name: str, docs: list[str], embedder: Any
+) -> Callable[[str], list[int]]:
+    """ChromaDB (cosine HNSW) over ``docs`` with memloom's embedder: query -> top-10 indices."""
+    col = client.create_collection(name, metadata={"hnsw:space": "cosine"})
+    col.add(ids=[str(i) for i in range(len(docs))], embeddings=embedder.embed(docs), documents=docs)
+
+    def search(query: str) -> list[int]:
+        res = col.query(query_embeddings=[embedder.embed_query(query)], n_results=10)
+        return [int(i) for i in res["ids"][0]]
+
+    return search
+
+
 def run_chroma(data: list[dict[str, Any]], style: str) -> dict[str, Any] | None:
     try:
         import chromadb
@@ -223,13 +237,10 @@ def run_chroma(data: list[dict[str, Any]], style: str) -> dict[str, Any] | None:
         client = chromadb.PersistentClient(path=str(path))
         for conv in data:
             turns = turns_of(conv, style)
-            col = client.create_collection(conv["sample_id"], metadata={"hnsw:space": "cosine"})
-            vectors = embedder.embed([t for _, t in turns])
-            col.add(ids=[d for d, _ in turns], embeddings=vectors, documents=[t for _, t in turns])
+            search = chroma_system(client, conv["sample_id"], [t for _, t in turns], embedder)
             valid = {d for d, _ in turns}
             for q, cat, gold in questions_of(conv, valid):
-                res = col.query(query_embeddings=[embedder.embed_query(q)], n_results=10)
-                rows.append((cat, score([[d] for d in res["ids"][0]], gold)))
+                rows.append((cat, score([[turns[i][0]] for i in search(q)], gold)))
     finally:
         shutil.rmtree(path, ignore_errors=True)
     return summarise(rows)

@@ -85,3 +85,27 @@ def test_window_mix_blends_a_turn_with_its_window():
         (1 - ranking.WINDOW_WEIGHT) * 0.4 + ranking.WINDOW_WEIGHT * 0.8
     )
     assert ranking.window_mix(0.4, 0.8, weight=0.0) == pytest.approx(0.4)
+
+
+def test_keyword_evidence_counts_the_bm25_share_in_proportion_to_coverage():
+    full = ranking.BM25_FULL_COVERAGE
+    assert 0.0 < full < 1.0
+    # a memory holding every query word: both halves in full
+    assert ranking.keyword_evidence(1.0, 1.0) == pytest.approx(1.0)
+    # at or above the full-coverage share the BM25 share is not scaled
+    assert ranking.keyword_evidence(0.6, full) == pytest.approx(0.5 * 0.6 + 0.5 * full)
+    # the best BM25 hit (share 1) holding a tenth of the query's weight is a weak match,
+    # not the half-strong one a relative share alone would make it
+    weak = ranking.keyword_evidence(1.0, 0.1)
+    assert weak == pytest.approx(0.5 * (0.1 / full) + 0.05)
+    assert weak < 0.5 * 1.0 + 0.5 * 0.1
+    assert ranking.keyword_evidence(0.0, 0.0) == 0.0
+    # monotone in both: more coverage or a larger share never lowers the evidence
+    grid = [i / 10 for i in range(11)]
+    for share in grid:
+        values = [ranking.keyword_evidence(share, c) for c in grid]
+        assert values == sorted(values)
+        assert all(0.0 <= v <= 1.0 for v in values)
+    for cov in grid:
+        values = [ranking.keyword_evidence(s, cov) for s in grid]
+        assert values == sorted(values)

@@ -19,6 +19,12 @@ from typing import Any, TypeVar
 
 #: How far a full keyword match lifts the vector similarity toward 1.
 KEYWORD_WEIGHT = 0.7
+#: A memory's BM25 share counts in full toward its keyword evidence only when the memory
+#: holds at least this IDF-weighted share of the query's words, and in proportion below:
+#: the share is relative (the best candidate's BM25 is 1, however weak a match it is),
+#: so without this gate a memory matching one word of an unrelated prompt scored as a
+#: strong keyword match (issue 16, docs/benchmarks.md "Prompt-recall injection").
+BM25_FULL_COVERAGE = 0.5
 #: The weight of a memory's best conversational neighbour in its score (its own is 1).
 CONTEXT_WEIGHT = 0.3
 #: Share of a conversation turn's similarity taken from its window (the turns
@@ -27,9 +33,10 @@ WINDOW_WEIGHT = 0.5
 #: Weight of each neighbour's embedding in the window's embedding (the turn's is 1).
 WINDOW_NEIGHBOUR_WEIGHT = 0.5
 #: ``min_relevance: "auto"``: below this a memory is not relevant to the query. Chosen on
-#: LoCoMo dev by ``bench/injection.py`` (docs/recall.md says how): questions asked of
-#: another conversation's store must find nothing, of their own the evidence.
-AUTO_MIN_RELEVANCE = 0.62
+#: LoCoMo dev by ``bench/injection.py`` (docs/benchmarks.md says how): questions asked of
+#: another conversation's store must find nothing, of their own the evidence, both for
+#: turns stored with their session and for turns stored alone.
+AUTO_MIN_RELEVANCE = 0.57
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -179,6 +186,14 @@ def fuse(cosine: float, keyword: float, weight: float = KEYWORD_WEIGHT) -> float
     """Soft OR of the two arms: equals the cosine when no keyword matches."""
     c = min(1.0, max(0.0, cosine))
     return c + (1.0 - c) * weight * keyword
+
+
+def keyword_evidence(bm25_share: float, coverage: float) -> float:
+    """A memory's keyword evidence in [0, 1]: half its BM25 score as a share of the
+    best candidate's, scaled down while it covers less than ``BM25_FULL_COVERAGE`` of
+    the query; half its :meth:`KeywordScorer.coverage` of the query."""
+    gate = min(1.0, coverage / BM25_FULL_COVERAGE) if BM25_FULL_COVERAGE > 0 else 1.0
+    return 0.5 * bm25_share * gate + 0.5 * coverage
 
 
 def with_context(own: float, best_neighbour: float, weight: float = CONTEXT_WEIGHT) -> float:

@@ -97,6 +97,29 @@ def test_auto_abstains_on_an_unrelated_prompt_and_answers_a_related_one(engine):
     assert len(everything.memories) == 3  # without a threshold recall still ranks all
 
 
+def test_auto_abstains_when_a_prompt_shares_one_word_with_a_memory(engine):
+    """The best keyword hit of an unrelated prompt matches one of its words: its BM25
+    share is 1 (shares are relative to the best hit), which must not make it relevant."""
+    engine.store(
+        {
+            "entries": [
+                {"text": "The sound recorder app saves WAV files into ~/Recordings"},
+                {"text": "The recorder's waveform view is drawn on a canvas"},
+                {"text": "Run the recorder's tests with npm test"},
+                {"text": "Release builds are signed with the key in ci/keys"},
+            ]
+        }
+    )
+    prompt = "which painter drew the famous canvas of starry night?"
+    (best,) = engine.recall({"query": prompt, "max_results": 1}).memories
+    assert "canvas" in best.text  # the one shared word makes it the best candidate
+    assert engine.recall({"query": prompt, "min_relevance": "auto"}).memories == []
+    related = engine.recall({"query": "how are release builds signed?", "min_relevance": "auto"})
+    assert [m.text for m in related.memories][:1] == [
+        "Release builds are signed with the key in ci/keys"
+    ]
+
+
 def test_auto_is_accepted_by_every_interface_and_other_strings_are_not(engine):
     with pytest.raises(ValueError):
         engine.recall({"query": "x", "min_relevance": "high"})

@@ -104,7 +104,7 @@ class Recall:
                 if scorer is None:
                     return cos
                 share = bm25.get(mid, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
-                keyword = 0.5 * share + 0.5 * scorer.coverage_of(present)
+                keyword = ranking.keyword_evidence(share, scorer.coverage_of(present))
                 return ranking.fuse(cos, keyword)
 
             def similarity(row: MemoryRow) -> float:
