@@ -361,3 +361,38 @@ class VectorIndex:
             if missing.size:
                 self._ann.add(self.keys[missing], self.mat[missing])
                 self.ann_dirty = True
+
+    def search_many(
+        self, queries: np.ndarray, k: int, flt: SearchFilter, min_similarity: float = -1.0
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for each row of ``queries`` (no tag filter) without the hits
+        below ``min_similarity``, deciding once: the filter's mask is read once, exact
+        answers come from one matrix product per block of queries, graph answers from
+        the graph one query at a time."""
+        if self.n == 0 or k <= 0:
+            return [[] for _ in queries]
+        if self._ann is None and len(self) >= self.ann_threshold:
+            self.build_ann()
+        mask = self._mask(flt, slice(0, self.n), None)
+        qs = np.asarray(queries, dtype=np.float32)
+        out: list[list[tuple[int, float]]] = []
+        if self._ann is not None and int(mask.sum()) > self.ann_threshold:
+            for q in qs:
+                hits = self._ann_search(q, k, flt)
+                if hits is None:
+                    hits = self._exact(q, k, flt, None, mask)
+                out.append([h for h in hits if h[1] >= min_similarity])
+            return out
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            return [[] for _ in qs]
+        rows = self.mat[idx] if idx.size < self.n else self.mat[: self.n]
+        for start in range(0, len(qs), 256):  # bounds the block of similarities held
+            sims = qs[start : start + 256] @ rows.T
+            for row in sims:
+                cand = np.flatnonzero(row >= min_similarity)
+                if cand.size > k:
+                    cand = cand[np.argpartition(-row[cand], k - 1)[:k]]
+                cand = cand[np.argsort(-row[cand], kind="stable")]
+                out.append([(int(self.keys[idx[i]]), float(row[i])) for i in cand])
+        return out
