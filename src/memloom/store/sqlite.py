@@ -321,7 +321,8 @@ class SQLiteStore(SQLStore):
     def insert(self, row: MemoryRow) -> None:
         self._require_tx()
         if row.embedding is not None:
-            dim = self.dimension
+            # The index is built at the stored dimension: no query per insert.
+            dim = self._index.dim if self._index is not None else self.dimension
             if dim is None:
                 self.set_meta("dimension", str(len(row.embedding)))
             elif dim != len(row.embedding):
