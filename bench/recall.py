@@ -106,16 +106,22 @@ def fill_memloom(m, x: np.ndarray) -> tuple[float, dict[str, int]]:
     return time.perf_counter() - t, id_of
 
 
-def bench_writes(x: np.ndarray) -> dict:
-    """Only the fill: store/s from empty to ``len(x)``."""
+def fill_home(home: Path, x: np.ndarray) -> tuple[float, dict[str, int], int]:
+    """A new store under ``home`` filled with ``x``: seconds, ids, memories stored."""
     import memloom
 
+    m = memloom.open(home=str(home))
+    store_s, id_of = fill_memloom(m, x)
+    stored = m.stats().total_memories
+    m.close()
+    return store_s, id_of, stored
+
+
+def bench_writes(x: np.ndarray) -> dict:
+    """Only the fill: store/s from empty to ``len(x)``."""
     home = Path(tempfile.mkdtemp(prefix="memloom-bench-"))
     try:
-        m = memloom.open(home=str(home))
-        store_s, _ = fill_memloom(m, x)
-        stored = m.stats().total_memories
-        m.close()
+        store_s, _, stored = fill_home(home, x)
         return {"n": len(x), "store_per_s": round(len(x) / store_s, 1), "stored": stored}
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -139,10 +145,7 @@ def bench_memloom(x: np.ndarray, queries: np.ndarray, truth: list[set[int]]) -> 
 
     home = Path(tempfile.mkdtemp(prefix="memloom-bench-"))
     try:
-        m = memloom.open(home=str(home))
-        store_s, id_of = fill_memloom(m, x)
-        stored = m.stats().total_memories
-        m.close()
+        store_s, id_of, stored = fill_home(home, x)
         size = sum(p.stat().st_size for p in home.iterdir())
 
         t = time.perf_counter()

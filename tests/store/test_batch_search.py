@@ -11,14 +11,7 @@ import pytest
 from memloom.core.writes import Draft, Writer
 from memloom.store.base import SearchFilter
 from memloom.store.vectors import RowMeta, VectorIndex
-
-
-def clustered(n: int, dim: int = 32, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    centers = rng.standard_normal((max(4, n // 50), dim))
-    x = centers[rng.integers(0, len(centers), n)] + 0.3 * rng.standard_normal((n, dim))
-    x = x.astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+from tests.store.test_vectors import clustered
 
 
 def near(x: np.ndarray, rows: np.ndarray, noise: float, seed: int = 1) -> np.ndarray:
@@ -48,11 +41,15 @@ def allowed(index: VectorIndex, flt: SearchFilter) -> set[int]:
     return {int(k) for k in index.keys[: index.n][keep]}
 
 
-def test_exact_batches_answer_as_one_query_at_a_time() -> None:
+def exact_case(project: str, noise: float, step: int):
+    """An index below its graph threshold, a project filter, and queries near rows."""
     x = clustered(3000)
-    index = index_of(x, threshold=10**9)
-    flt = SearchFilter(project="p1", project_mode="exact")
-    queries = near(x, np.arange(0, 3000, 7), 0.05)
+    flt = SearchFilter(project=project, project_mode="exact")
+    return index_of(x, threshold=10**9), flt, near(x, np.arange(0, 3000, step), noise)
+
+
+def test_exact_batches_answer_as_one_query_at_a_time() -> None:
+    index, flt, queries = exact_case("p1", 0.05, 7)
     batch = index.search_many(queries, 5, flt)
     assert len(batch) == len(queries)
     for q, got in zip(queries, batch, strict=True):
@@ -62,10 +59,7 @@ def test_exact_batches_answer_as_one_query_at_a_time() -> None:
 
 
 def test_min_similarity_drops_only_the_far_hits() -> None:
-    x = clustered(2000)
-    index = index_of(x, threshold=10**9)
-    flt = SearchFilter(project="p0", project_mode="exact")
-    queries = near(x, np.arange(0, 2000, 13), 0.3)
+    index, flt, queries = exact_case("p0", 0.3, 13)
     full = index.search_many(queries, 5, flt)
     cut = index.search_many(queries, 5, flt, min_similarity=0.8)
     assert any(len(a) > len(b) for a, b in zip(full, cut, strict=True))
