@@ -385,8 +385,8 @@ class VectorIndex:
             want = min(max(k * 4, 40), len(self))
             breadth = self._ann.expansion_search
             self._ann.expansion_search = max(WRITE_EXPANSION, want)
-            try:
-                found = self._ann.search(qs, want)
+            try:  # one thread, as BLAS: a busy machine must not stall a split search
+                found = self._ann.search(qs, want, threads=1)
             finally:
                 self._ann.expansion_search = breadth
             keys = np.asarray(found.keys, dtype=np.int64).reshape(len(qs), -1)
