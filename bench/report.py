@@ -803,6 +803,15 @@ the results are those of writing the entries one by one
 same script, one after the other, each naming its checkout.
 
 {writes}
+Where the time goes (cProfile, h/writes): on SQLite above the graph threshold,
+inserting each row into the HNSW graph (usearch, connectivity 32,
+expansion_add 128) is about two thirds of a write and the graph search most of
+the rest, so 100,000 stays under 3,000/s. On PostgreSQL the batch's neighbour
+search is one statement, and the INSERT itself, pgvector maintaining its HNSW
+index (m 16, ef_construction 128), takes about 9 ms a row at 100,000 (the
+profile is in `bench/results/postgres-writes.json`): the index settings, not
+the search, now bound PostgreSQL's writes.
+
 ## Contention (`bench/contention.py`)
 
 The daemon answers hooks on the user's own machine, which may be busy. The same
