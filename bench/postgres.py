@@ -489,6 +489,10 @@ def run_postgres(server: Server, data: Data, args: argparse.Namespace, home: Pat
         conn.close()
         id_to_index = {mid: index_of(text) for mid, text in rows}
         del rows
+        if args.writes_only:
+            log(f"postgres {n:,}: writes at N")
+            out["writes_at_n"] = writes_at_n(m, data)
+            return out
         out["load_before_queries"] = loadavg()
         log(f"postgres {n:,}: queries")
         out["engine"] = engine_queries(m, data, touch=True)
@@ -738,6 +742,17 @@ def markdown(report: dict) -> str:
 # --------------------------------------------------------------------------- main
 
 
+def writes_line(run: dict) -> str:
+    """A --writes-only run in one line: the fill and the writes at N."""
+    pg = run["postgres"]
+    fill, at_n = pg["store_fill"], pg["writes_at_n"]
+    return (
+        f"PostgreSQL {run['n']:,}: Memloom.store 0 -> {fill['rows']:,} {fill['store_per_s']}/s; "
+        f"at N {at_n['store_at_n_per_s']}/s ({at_n['store_at_n_entries']:,} writes, "
+        f"batches of {STORE_BATCH:,}; outcomes {at_n['store_at_n_outcomes']})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -761,6 +776,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep stores and databases")
     parser.add_argument("--out", default=str(RESULTS / "postgres.json"))
     parser.add_argument("--print-only", action="store_true", help="print the tables of --out")
+    parser.add_argument(
+        "--writes-only",
+        action="store_true",
+        help="PostgreSQL only, writes only: the Memloom.store fill and the writes at N "
+        "(no queries, sweeps, single writes or SQLite run)",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     if args.print_only:
@@ -769,7 +790,7 @@ def main() -> None:
     sqlite_sizes = (
         set(args.sqlite_sizes)
         if args.sqlite_sizes is not None
-        else {n for n in args.sizes if n <= 100_000}
+        else {n for n in args.sizes if n <= 100_000 and not args.writes_only}
     )
     work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="memloom-pgb-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -835,7 +856,10 @@ def main() -> None:
             run["postgres"] = run_postgres(server, data, args, folder / "pg-home")
             run["postgres"]["phase_s"] = round(time.perf_counter() - t, 1)
             save()
-            print(markdown({"runs": [run]}), flush=True)
+            if args.writes_only:
+                print(writes_line(run), flush=True)
+            else:
+                print(markdown({"runs": [run]}), flush=True)
             if not args.keep:
                 shutil.rmtree(folder, ignore_errors=True)
         report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
@@ -843,7 +867,10 @@ def main() -> None:
         save()
     finally:
         server.close()
-    print(markdown(report))
+    if args.writes_only:
+        print("\n".join(writes_line(run) for run in report["runs"]))
+    else:
+        print(markdown(report))
     print(f"\nJSON: {out}")
     if not args.workdir and not args.keep:
         shutil.rmtree(work, ignore_errors=True)

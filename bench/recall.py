@@ -1,12 +1,17 @@
 """Recall latency at scale: memloom vs numpy brute force (the floor) vs ChromaDB.
 
     python bench/recall.py --sizes 10000 100000 --queries 300
+    python bench/recall.py --writes-only --label main --sizes 10000 100000
 
 Every system gets the same precomputed 384-d vectors and the same queries.
 memloom is driven through its library contract (``store`` / ``recall`` with
 ``embedding`` / ``query_embedding``), so the figures include dedup on write,
 filtering, scoring and the touch that recall does. Top-10 overlap with exact
 search is reported for every system.
+
+``--writes-only`` times just memloom's fill (``Memloom.store``, JSON-list embeddings,
+batches of 1,000) and adds it, under ``--label``, to bench/results/writes.json: run
+it once per checkout (``PYTHONPATH=that/src``) for a before/after in one file.
 """
 
 from __future__ import annotations
@@ -84,26 +89,63 @@ def bench_numpy(x: np.ndarray, queries: np.ndarray) -> dict:
     return {"system": "numpy brute force", **percentiles(times), "top10_overlap": 1.0}
 
 
+def fill_memloom(m, x: np.ndarray) -> tuple[float, dict[str, int]]:
+    """Every row of ``x`` through ``Memloom.store`` (JSON lists, batches of 1,000):
+    seconds taken, and which memory each id is."""
+    t = time.perf_counter()
+    batch = 1000
+    id_of: dict[str, int] = {}
+    for start in range(0, len(x), batch):
+        entries = [
+            {"text": f"memory number {i}", "embedding": x[i].tolist()}
+            for i in range(start, min(start + batch, len(x)))
+        ]
+        res = m.store({"entries": entries})
+        for offset, mid in enumerate(res.ids):
+            id_of.setdefault(mid, start + offset)
+    return time.perf_counter() - t, id_of
+
+
+def fill_home(home: Path, x: np.ndarray) -> tuple[float, dict[str, int], int]:
+    """A new store under ``home`` filled with ``x``: seconds, ids, memories stored."""
+    import memloom
+
+    m = memloom.open(home=str(home))
+    store_s, id_of = fill_memloom(m, x)
+    stored = m.stats().total_memories
+    m.close()
+    return store_s, id_of, stored
+
+
+def bench_writes(x: np.ndarray) -> dict:
+    """Only the fill: store/s from empty to ``len(x)``."""
+    home = Path(tempfile.mkdtemp(prefix="memloom-bench-"))
+    try:
+        store_s, _, stored = fill_home(home, x)
+        return {"n": len(x), "store_per_s": round(len(x) / store_s, 1), "stored": stored}
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def code_state() -> dict:
+    """Which memloom measured: its source folder and that checkout's commit."""
+    import subprocess
+
+    import memloom
+
+    src = Path(memloom.__file__).resolve().parents[1]
+    head = subprocess.run(
+        ["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return {"source": str(src), "commit": head or None}
+
+
 def bench_memloom(x: np.ndarray, queries: np.ndarray, truth: list[set[int]]) -> dict:
     import memloom
 
     home = Path(tempfile.mkdtemp(prefix="memloom-bench-"))
     try:
-        m = memloom.open(home=str(home))
-        t = time.perf_counter()
-        batch = 1000
-        id_of: dict[str, int] = {}
-        for start in range(0, len(x), batch):
-            entries = [
-                {"text": f"memory number {i}", "embedding": x[i].tolist()}
-                for i in range(start, min(start + batch, len(x)))
-            ]
-            res = m.store({"entries": entries})
-            for offset, mid in enumerate(res.ids):
-                id_of.setdefault(mid, start + offset)
-        store_s = time.perf_counter() - t
-        stored = m.stats().total_memories
-        m.close()
+        store_s, id_of, stored = fill_home(home, x)
         size = sum(p.stat().st_size for p in home.iterdir())
 
         t = time.perf_counter()
@@ -175,7 +217,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--skip-chroma", action="store_true")
+    parser.add_argument("--writes-only", action="store_true", help="time memloom's fill only")
+    parser.add_argument("--label", default="this checkout", help="--writes-only: the run's name")
     args = parser.parse_args()
+    if args.writes_only:
+        main_writes(args)
+        return
 
     report = {
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, Python "
@@ -208,6 +255,24 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "recall.json").write_text(json.dumps(report, indent=2))
     print(f"\npeak RSS {report['peak_rss_mb']} MB; JSON in {RESULTS / 'recall.json'}")
+
+
+def main_writes(args: argparse.Namespace) -> None:
+    out = RESULTS / "writes.json"
+    doc = json.loads(out.read_text()) if out.exists() else {"runs": []}
+    doc["machine"] = (
+        f"{platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}"
+    )
+    doc["runs"] = [r for r in doc["runs"] if r["label"] != args.label]
+    run = {"label": args.label, **code_state(), "sizes": []}
+    for n in args.sizes:
+        row = bench_writes(make_vectors(n))
+        run["sizes"].append(row)
+        print(f"{args.label}: {n:,} memories, Memloom.store {row['store_per_s']}/s", flush=True)
+        gc.collect()
+    doc["runs"].append(run)
+    RESULTS.mkdir(exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2))
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ from pathlib import Path
 _SRC = str(Path(__file__).resolve().parents[1] / "src")
 if sys.path[0] != _SRC:
     sys.path.insert(0, _SRC)
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p
-)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p)
 
 import pytest  # noqa: E402
 

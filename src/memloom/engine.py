@@ -55,7 +55,26 @@ from memloom.models import (
 from memloom.store import open_store
 from memloom.store.base import LedgerRow, Principal, ProvenanceRow, Store, TeamStore
 
-__all__ = ["Memloom", "ValidationError", "open"]
+__all__ = ["BLAS_THREADS", "Memloom", "ValidationError", "limit_blas_threads", "open"]
+
+#: Threads for BLAS (numpy's matrix products). memloom's products are small (a query
+#: against a store, a batch against its neighbours), where a second thread gains
+#: little; on a busy machine a pool that waits for a descheduled thread turns a
+#: 0.1 ms product into 10 ms. One thread: latency, not throughput.
+BLAS_THREADS = 1
+_blas_limited = False
+
+
+def limit_blas_threads() -> None:
+    """Set BLAS to :data:`BLAS_THREADS` for this process, once (the engine does it
+    when it opens, so the daemon never depends on OMP_NUM_THREADS and friends)."""
+    global _blas_limited
+    if _blas_limited:
+        return
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=BLAS_THREADS, user_api="blas")
+    _blas_limited = True
 
 
 class Memloom:
@@ -64,6 +83,7 @@ class Memloom:
     def __init__(
         self, settings: Settings, store: Store, embedder: Embedder, *, check_embedder: bool = True
     ) -> None:
+        limit_blas_threads()
         # One context for every service: they share its store, embedder and lock.
         self._ctx = ctx = CoreContext(settings, store, embedder)
         self._writer = Writer(ctx)

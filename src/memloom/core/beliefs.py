@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
 
 from memloom.core.conflicts import DECISIVE, Conflicts, Statement, judge
 from memloom.core.documents import as_model, ts, utc
@@ -60,6 +62,7 @@ __all__ = [
     "NewBelief",
     "band",
     "write_banded",
+    "write_banded_many",
 ]
 
 
@@ -71,42 +74,161 @@ def band(distance: float) -> Band:
     return "distinct"
 
 
+Banded = tuple[BandOutcome, str, list[ConflictInfo]]
+
+
 def write_banded(
     writer: Writer, draft: Draft, now: float, neighbours: Sequence[Neighbour] | None = None
-) -> tuple[BandOutcome, str, list[ConflictInfo]]:
+) -> Banded:
     """One write decided by the distance bands, inside the caller's lock and transaction.
 
     Without ``neighbours``, an exact content match merges first ("merged") and the
     neighbours are looked up here. ``neighbours`` found earlier, outside this
     transaction, are each read again and skipped unless still active.
     """
-    stale = neighbours is not None
     if neighbours is None:
-        same = writer.store.find_by_hash(content_hash(draft.text), draft.project)
-        if same is not None:
-            writer.merge_into(same, draft, now)
-            return "merged", same.id, []
-        neighbours = writer.neighbours(draft.vec, draft.project, now)
+        return write_banded_many(writer, [draft], now)[0]
+    outcome, memory_id, conflicts, _ = _settle(writer, draft, neighbours, now, writer.active)
+    return outcome, memory_id, conflicts
 
-    def current(n: Neighbour) -> MemoryRow | None:
-        return writer.active(n.row.id) if stale else n.row
 
+def _settle(
+    writer: Writer,
+    draft: Draft,
+    neighbours: Sequence[Neighbour],
+    now: float,
+    current: Callable[[str], MemoryRow | None],
+) -> tuple[BandOutcome, str, list[ConflictInfo], MemoryRow | None]:
+    """The bands over ``neighbours`` (nearest first): merge into a duplicate, else
+    insert and record the conflicts. ``current(id)`` gives a neighbour's row as it
+    is now, or None to skip it. Returns the inserted row too (None for a merge)."""
     if neighbours and band(neighbours[0].distance) == "duplicate":
-        target = current(neighbours[0])
+        target = current(neighbours[0].row.id)
         if target is not None:
             writer.merge_into(target, draft, now)
-            return "deduplicated", target.id, []
+            return "deduplicated", target.id, [], None
     row = writer.add(draft, now)
     conflicts = []
     for n in neighbours:
         if band(n.distance) != "conflict":
             continue
-        existing = current(n)
+        existing = current(n.row.id)
         if existing is not None:
             conflicts.append(
                 writer.record_conflict(row, existing, n.distance, "distance band", now)
             )
-    return "stored", row.id, conflicts
+    return "stored", row.id, conflicts, row
+
+
+def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> list[Banded]:
+    """:func:`write_banded` for each draft in turn, with the lookups done for the batch.
+
+    The exact-match lookup is one query per project and the store's neighbours one
+    search per project, both before any write; the batch's own rows are compared
+    through one matrix product. Draft ``i`` then decides over the store's nearest
+    plus the rows drafts ``0..i-1`` inserted (same project, unexpired), with every
+    row as earlier merges left it: the outcome of writing the drafts one by one.
+    """
+    if not drafts:
+        return []
+    store = writer.store
+    hashes = [content_hash(d.text) for d in drafts]
+    projects = [d.project for d in drafts]
+    same: dict[tuple[str | None, str], str] = {}
+    rows: dict[str, MemoryRow] = {}  # the current state of every row the batch may touch
+    for project in dict.fromkeys(projects):
+        wanted = [h for h, p in zip(hashes, projects, strict=True) if p == project]
+        for h, row in store.find_by_hashes(wanted, project).items():
+            same[(project, h)] = row.id
+            rows[row.id] = row
+    # Only a neighbour in the duplicate or conflict band can change a write; the
+    # margin keeps one whose rounded distance falls just inside the band.
+    floor = 1.0 - CONFLICT_DISTANCE - 1e-5
+    vecs = [d.vec for d in drafts]
+    nearby = writer.neighbours_many(vecs, projects, now, MAX_CANDIDATES, floor)
+    mates = _BatchMates(drafts, now, floor)
+
+    def current(memory_id: str) -> MemoryRow | None:
+        return rows[memory_id]
+
+    def refresh(memory_id: str) -> None:
+        row = store.get(memory_id)
+        if row is not None:
+            rows[memory_id] = row
+            mates.refresh(row)
+
+    out: list[Banded] = []
+    for i, draft in enumerate(drafts):
+        key = (draft.project, hashes[i])
+        if key in same:
+            writer.merge_into(rows[same[key]], draft, now)
+            refresh(same[key])
+            out.append(("merged", same[key], []))
+            continue
+        found = [Neighbour(rows.setdefault(n.row.id, n.row), n.similarity) for n in nearby[i]]
+        found.extend(Neighbour(rows[m], s) for m, s in mates.nearest(i, MAX_CANDIDATES))
+        found.sort(key=lambda n: -n.similarity)  # stable: the store's rows first on a tie
+        outcome, memory_id, conflicts, new = _settle(
+            writer, draft, found[:MAX_CANDIDATES], now, current
+        )
+        if new is None:
+            refresh(memory_id)
+        else:
+            rows[new.id] = new
+            same[key] = new.id
+            mates.added(i, new)
+        out.append((outcome, memory_id, conflicts))
+    return out
+
+
+class _BatchMates:
+    """The rows a batch has inserted so far, as neighbour candidates for later drafts:
+    similarities from one product of the batch's vectors, filtered as the store's
+    neighbour search filters (same project, active, unexpired at ``now``)."""
+
+    def __init__(self, drafts: Sequence[Draft], now: float, floor: float) -> None:
+        self.now = now
+        self.floor = floor
+        self.ids: list[str | None] = [None] * len(drafts)
+        self.live = np.zeros(len(drafts), dtype=bool)
+        codes: dict[str | None, int] = {}
+        self.project = np.array([codes.setdefault(d.project, len(codes)) for d in drafts])
+        self.has_vec = np.array([d.vec is not None for d in drafts], dtype=bool)
+        self.sims: np.ndarray | None = None
+        if self.has_vec.sum() > 1:
+            dim = next(len(d.vec) for d in drafts if d.vec is not None)
+            mat = np.zeros((len(drafts), dim), dtype=np.float32)
+            for i, d in enumerate(drafts):
+                if d.vec is not None:
+                    mat[i] = d.vec
+            self.sims = mat @ mat.T
+        self.index: dict[str, int] = {}
+
+    def added(self, i: int, row: MemoryRow) -> None:
+        self.ids[i] = row.id
+        self.index[row.id] = i
+        self.refresh(row)
+
+    def refresh(self, row: MemoryRow) -> None:
+        i = self.index.get(row.id)
+        if i is not None:
+            alive = row.expires_at is None or row.expires_at > self.now
+            self.live[i] = row.status == "active" and alive and bool(self.has_vec[i])
+
+    def nearest(self, i: int, k: int) -> list[tuple[str, float]]:
+        """Up to ``k`` earlier batch rows nearest draft ``i``, nearest first."""
+        if self.sims is None or not self.has_vec[i]:
+            return []
+        near = self.sims[i, :i] >= self.floor
+        cand = np.flatnonzero(near & self.live[:i] & (self.project[:i] == self.project[i]))
+        if cand.size == 0:
+            return []
+        sims = self.sims[i, cand]
+        if cand.size > k:
+            top = np.argpartition(-sims, k - 1)[:k]
+            cand, sims = cand[top], sims[top]
+        order = np.lexsort((cand, -sims))
+        return [(self.ids[int(cand[j])] or "", float(sims[j])) for j in order]
 
 
 # ---------------------------------------------------------------- the belief pipeline
@@ -341,24 +463,26 @@ class Beliefs:
         sensitivities = [
             self.ctx.sensitivity(e.text, e.sensitivity, e.auto_classify) for e in req.entries
         ]
+        drafts = [
+            Draft(
+                text=entry.text,
+                vec=vec,
+                type=(entry.type.value if entry.type else "fact"),
+                tags=entry.tags,
+                source=entry.source,
+                metadata=entry.metadata,
+                project=entry.project,
+                sensitivity=sens,
+                expires_at=ts(entry.expires_at),
+                session_id=req.session_id,
+            )
+            for entry, vec, sens in zip(req.entries, vectors, sensitivities, strict=True)
+        ]
         out = StoreResponse()
         store = self.ctx.store
         with self.ctx.lock, store.transaction():
             store.expire_due(now)
-            for entry, vec, sens in zip(req.entries, vectors, sensitivities, strict=True):
-                draft = Draft(
-                    text=entry.text,
-                    vec=vec,
-                    type=(entry.type.value if entry.type else "fact"),
-                    tags=entry.tags,
-                    source=entry.source,
-                    metadata=entry.metadata,
-                    project=entry.project,
-                    sensitivity=sens,
-                    expires_at=ts(entry.expires_at),
-                    session_id=req.session_id,
-                )
-                outcome, memory_id, conflicts = write_banded(self.writer, draft, now)
+            for outcome, memory_id, conflicts in write_banded_many(self.writer, drafts, now):
                 out.ids.append(memory_id)
                 out.conflicts.extend(conflicts)
                 if outcome == "merged":

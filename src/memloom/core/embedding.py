@@ -18,11 +18,19 @@ from memloom.models import StoreEntry
 
 def normalize(vec: Sequence[float] | np.ndarray) -> np.ndarray:
     """A caller's vector at unit length (cosine = dot product everywhere else)."""
-    arr = np.asarray(vec, dtype=np.float32)
-    norm = float(np.linalg.norm(arr))
-    if norm == 0.0 or not np.isfinite(norm):
+    return normalize_many([vec])[0]
+
+
+def normalize_many(vecs: Sequence[Sequence[float] | np.ndarray]) -> np.ndarray:
+    """Same-length vectors at unit length, as one float32 matrix (one conversion, one
+    finiteness check)."""
+    if not vecs:
+        return np.zeros((0, 0), dtype=np.float32)
+    mat = np.asarray(vecs, dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1)
+    if not np.all(np.isfinite(norms) & (norms > 0.0)):
         raise ValidationError("embedding must be a non-zero finite vector")
-    return arr / norm
+    return mat / norms[:, None]
 
 
 class Embedding:
@@ -56,23 +64,31 @@ class Embedding:
         return self.ctx.embedder.embed_query(text) if self.can_embed else None
 
     def prepare(self, entries: Sequence[StoreEntry]) -> list[np.ndarray | None]:
-        """One vector per entry: the caller's (checked and normalised) or the embedder's."""
+        """One vector per entry: the caller's (checked and normalised) or the embedder's.
+
+        The caller's vectors are converted, checked and normalised together: one
+        numpy conversion and one finiteness check per batch, not per entry.
+        """
         dim = self.ctx.store.dimension
         vectors: list[np.ndarray | None] = [None] * len(entries)
-        missing: list[int] = []
+        given = [i for i, e in enumerate(entries) if e.embedding is not None]
+        missing = [i for i, e in enumerate(entries) if e.embedding is None]
         given_dim: int | None = None
-        for i, entry in enumerate(entries):
-            if entry.embedding is None:
-                missing.append(i)
-                continue
-            d = len(entry.embedding)
-            expected = dim if dim is not None else given_dim
-            if expected is not None and d != expected:
+        if given:
+            dims = [len(entries[i].embedding or ()) for i in given]
+            expected = dim if dim is not None else dims[0]
+            wrong = next((j for j, d in enumerate(dims) if d != expected), None)
+            checked = given if wrong is None else given[:wrong]
+            # Entry by entry, the first bad vector before the first wrong dimension wins.
+            unit = normalize_many([entries[i].embedding or () for i in checked])
+            if wrong is not None:
                 raise DimensionError(
-                    f"entries[{i}].embedding has {d} dimensions; this store uses {expected}"
+                    f"entries[{given[wrong]}].embedding has {dims[wrong]} dimensions; "
+                    f"this store uses {expected}"
                 )
-            given_dim = d
-            vectors[i] = normalize(entry.embedding)
+            for j, i in enumerate(given):
+                vectors[i] = unit[j]
+            given_dim = expected
         if missing:
             if dim is None and given_dim is not None and given_dim != self.ctx.embedder.dim:
                 embedded = None  # the caller's dimension wins; the rest go keyword-only

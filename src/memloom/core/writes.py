@@ -190,12 +190,34 @@ class Writer:
         self, vec: np.ndarray | None, project: str | None, now: float, k: int = 5
     ) -> list[Neighbour]:
         """The nearest active memories the caller may change, in the same project."""
-        if vec is None:
-            return []
-        flt = SearchFilter(project=project, project_mode="exact", alive_at=now, own_only=True)
-        hits = self.store.vector_search(vec, k, flt)
-        rows = {r.id: r for r in self.store.get_many([h[0] for h in hits])}
-        return [Neighbour(rows[i], s) for i, s in hits if i in rows]
+        return self.neighbours_many([vec], [project], now, k)[0]
+
+    def neighbours_many(
+        self,
+        vecs: Sequence[np.ndarray | None],
+        projects: Sequence[str | None],
+        now: float,
+        k: int = 5,
+        min_similarity: float = -1.0,
+    ) -> list[list[Neighbour]]:
+        """:meth:`neighbours` for a batch: one search per project, one read of the rows.
+        Neighbours less similar than ``min_similarity`` are left out."""
+        by_project: dict[str | None, list[tuple[int, np.ndarray]]] = {}
+        for i, (vec, project) in enumerate(zip(vecs, projects, strict=True)):
+            if vec is not None:
+                by_project.setdefault(project, []).append((i, vec))
+        hits: dict[int, list[tuple[str, float]]] = {}
+        for project, given in by_project.items():
+            flt = SearchFilter(project=project, project_mode="exact", alive_at=now, own_only=True)
+            queries = np.stack([v for _, v in given])
+            found = self.store.vector_search_many(queries, k, flt, min_similarity)
+            hits.update(zip((i for i, _ in given), found, strict=True))
+        wanted = list(dict.fromkeys(m for found in hits.values() for m, _ in found))
+        rows = {r.id: r for r in self.store.get_many(wanted)} if wanted else {}
+        return [
+            [Neighbour(rows[m], s) for m, s in hits.get(i, []) if m in rows]
+            for i in range(len(vecs))
+        ]
 
     def record_conflict(
         self, new: MemoryRow, existing: MemoryRow, distance: float | None, reason: str, now: float

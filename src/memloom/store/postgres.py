@@ -66,6 +66,9 @@ HNSW_MAX_DIM = 2000
 #: top 10 (bench/postgres.py's sweep: 0.984 at 100k with 200; 0.985 at 1M with 1,000).
 EF_SEARCH = 200
 EF_SEARCH_STEPS = ((200_000, 200), (500_000, 400), (None, 1000))
+#: The write path's neighbour search (duplicates and conflicts, cosine >= 0.65): a
+#: duplicate is near by definition, so it needs far less breadth than recall's top 10.
+WRITE_EF_SEARCH = 64
 #: Seconds between re-reads of the store size that picks the search width.
 EF_RECHECK = 60.0
 
@@ -597,6 +600,47 @@ class PostgresStore(SQLStore):
                 [*params, status],
             )
             return int(row.fetchone()[0])
+
+    def vector_search_many(
+        self, queries: np.ndarray, k: int, flt: SearchFilter, min_similarity: float = -1.0
+    ) -> list[list[tuple[str, float]]]:
+        """The write path's neighbour search: every query of a batch in one statement
+        (a ``LATERAL`` HNSW scan per vector), at the narrow ``WRITE_EF_SEARCH``."""
+        qs = [_vec(q) for q in queries]
+        if not qs or k <= 0:
+            return [[] for _ in qs]
+        dim = self.dimension
+        if dim is not None and len(qs[0]) != dim:
+            dim = self._core.dimension = self._read_dimension()
+        if dim is None:
+            return [[] for _ in qs]
+        if len(qs[0]) != dim:
+            raise DimensionError(
+                f"query embedding has {len(qs[0])} dimensions; this store uses {dim}"
+            )
+        where, params = self._filter_sql(flt)
+        out: list[list[tuple[str, float]]] = [[] for _ in qs]
+        with self._conn() as conn, conn.transaction():
+            # Local to this block (a transaction, or a savepoint of the caller's), and
+            # put back after: the recall path's breadth is not this one's.
+            (previous,) = conn.execute("SELECT current_setting('hnsw.ef_search')").fetchone()
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true)",
+                [str(max(WRITE_EF_SEARCH, k))],
+            )
+            rows = conn.execute(
+                "SELECT q.ord, n.id, 1 - n.dist FROM unnest(%s::vector[]) "
+                "WITH ORDINALITY AS q(v, ord) CROSS JOIN LATERAL ("
+                "SELECT m.id, m.embedding <=> q.v AS dist FROM memories m "
+                f"WHERE m.embedding IS NOT NULL AND {where} "
+                "ORDER BY m.embedding <=> q.v LIMIT %s) n WHERE 1 - n.dist >= %s "
+                "ORDER BY q.ord, n.dist",
+                [qs, *params, k, min_similarity],
+            ).fetchall()
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [previous])
+        for ord_, memory_id, sim in rows:
+            out[int(ord_) - 1].append((memory_id, float(sim)))
+        return out
 
     # ------------------------------------------------------------ search
 

@@ -283,16 +283,24 @@ class SQLStore:
         return [self.decode_row(r) for r in rows]
 
     def find_by_hash(self, content_hash: str, project: str | None) -> MemoryRow | None:
+        return self.find_by_hashes([content_hash], project).get(content_hash)
+
+    def find_by_hashes(self, hashes: Sequence[str], project: str | None) -> dict[str, MemoryRow]:
+        """The first-written active own row of ``project`` for each content hash found."""
         d = self.dialect
         mine, mine_params = self._mine_sql("m")
         project_sql, project_params = d.null_equal("m.project", project)
-        conditions = [f"m.content_hash = {d.ph}", *mine, "m.status = 'active'", project_sql]
-        r = self._fetch_one(
-            f"SELECT {row_columns()} FROM memories m{d.indexed('memories_hash')} "
-            f"{conjunction(conditions)} ORDER BY m.created_at LIMIT 1",
-            [content_hash, *mine_params, *project_params],
+        rows = self._fetch_in(
+            f"SELECT {row_columns()} FROM memories m{d.indexed('memories_hash')}",
+            "m.content_hash",
+            sorted(set(hashes)),
+            ([*mine, "m.status = 'active'", project_sql], [*mine_params, *project_params]),
+            tail=" ORDER BY m.created_at",
         )
-        return None if r is None else self.decode_row(r)
+        out: dict[str, MemoryRow] = {}
+        for r in map(self.decode_row, rows):
+            out.setdefault(r.content_hash, r)
+        return out
 
     def has_due(self, now: float) -> bool:
         """Whether some active row's TTL has passed (the decay loop's cheap check)."""

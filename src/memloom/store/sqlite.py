@@ -99,6 +99,8 @@ class SQLiteStore(SQLStore):
         self._migrate()
         self._ann_threshold = ann_threshold
         self._index: VectorIndex | None = None
+        #: Rows this transaction inserted, added to the index in one go (see _index_row).
+        self._unindexed: dict[int, MemoryRow] = {}
         self._seen_seq = -1
         self._load_index()
 
@@ -152,6 +154,7 @@ class SQLiteStore(SQLStore):
             except BaseException:
                 self._in_tx = 0
                 self._tx_seq = None
+                self._unindexed.clear()
                 self.db.execute("ROLLBACK")
                 # Rows added to the index inside the rolled-back transaction must go.
                 self._load_index()
@@ -159,7 +162,12 @@ class SQLiteStore(SQLStore):
             else:
                 self._in_tx = 0
                 tx_seq, self._tx_seq = self._tx_seq, None
-                self.db.execute("COMMIT")
+                try:
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    self._unindexed.clear()
+                    raise
+                self._index_pending()
                 if tx_seq is not None:
                     self._seen_seq = tx_seq
 
@@ -265,11 +273,25 @@ class SQLiteStore(SQLStore):
         self._seen_seq = seq
 
     def _index_row(self, rowid: int, row: MemoryRow) -> None:
+        """Note an inserted row for the index. Rows join it together, when the
+        transaction ends or before anything reads or changes the index: a batch of
+        writes adds to the HNSW graph in one call, not one call per row."""
         if row.embedding is None:
             return
         if self._index is None:
             self._index = VectorIndex(len(row.embedding), self._ann_threshold)
-        self._index.upsert(rowid, row.embedding, _meta(row))
+        self._unindexed[rowid] = row
+
+    def _index_pending(self) -> None:
+        if not self._unindexed or self._index is None:
+            self._unindexed.clear()
+            return
+        rows, self._unindexed = self._unindexed, {}
+        self._index.bulk_load(
+            np.fromiter(rows, dtype=np.int64, count=len(rows)),
+            np.stack([np.asarray(r.embedding, dtype=np.float32) for r in rows.values()]),
+            [_meta(r) for r in rows.values()],
+        )
 
     def save_index(self) -> None:
         """Persist the HNSW graph so the next process need not rebuild it."""
@@ -287,6 +309,7 @@ class SQLiteStore(SQLStore):
             [(_vec_to_blob(v), seq, mid) for mid, v in vectors.items()],
         )
         self._index = None
+        self._unindexed.clear()
         self._ann_path.unlink(missing_ok=True)
         self._ann_path.with_suffix(".json").unlink(missing_ok=True)
 
@@ -298,7 +321,8 @@ class SQLiteStore(SQLStore):
     def insert(self, row: MemoryRow) -> None:
         self._require_tx()
         if row.embedding is not None:
-            dim = self.dimension
+            # The index is built at the stored dimension: no query per insert.
+            dim = self._index.dim if self._index is not None else self.dimension
             if dim is None:
                 self.set_meta("dimension", str(len(row.embedding)))
             elif dim != len(row.embedding):
@@ -373,6 +397,8 @@ class SQLiteStore(SQLStore):
         if found is None:
             return
         rowid = found[0]
+        if rowid in self._unindexed:
+            self._index_pending()
         if "tags" in fields:
             self.db.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (rowid,))
             self.db.executemany(
@@ -398,6 +424,7 @@ class SQLiteStore(SQLStore):
             )
 
     def _status_change(self, sql: str, params: Sequence[Any]) -> int:
+        self._index_pending()
         seq = self._seq()
         rows = self.db.execute(sql.replace(":seq", str(seq)), params).fetchall()
         if self._index is not None:
@@ -433,6 +460,7 @@ class SQLiteStore(SQLStore):
 
     def delete(self, memory_ids: Sequence[str]) -> int:
         self._require_tx()
+        self._index_pending()
         seq = self._seq()
         total = 0
         for chunk in DIALECT.chunks(list(memory_ids)):
@@ -488,6 +516,7 @@ class SQLiteStore(SQLStore):
         with self._lock:
             if not self._in_tx:
                 self._refresh()
+            self._index_pending()
 
     def vector_search(
         self, query: np.ndarray, k: int, flt: SearchFilter
@@ -522,6 +551,33 @@ class SQLiteStore(SQLStore):
             ).fetchall()
         )
         return [(ids[r], s) for r, s in hits if r in ids]
+
+    def vector_search_many(
+        self, queries: np.ndarray, k: int, flt: SearchFilter, min_similarity: float = -1.0
+    ) -> list[list[tuple[str, float]]]:
+        """:meth:`vector_search` for each row of ``queries``, answered together."""
+        if flt.tags is not None:
+            return [
+                [h for h in self.vector_search(q, k, flt) if h[1] >= min_similarity]
+                for q in queries
+            ]
+        self._fresh()
+        if self._index is None or len(queries) == 0:
+            return [[] for _ in queries]
+        if np.shape(queries)[1] != self._index.dim:
+            raise DimensionError(
+                f"query embedding has {np.shape(queries)[1]} dimensions; "
+                f"this store uses {self._index.dim}"
+            )
+        found = self._index.search_many(queries, k, flt, min_similarity)
+        rowids = sorted({r for hits in found for r, _ in hits})
+        ids: dict[int, str] = {}
+        for chunk in DIALECT.chunks(rowids):
+            marks = ",".join("?" * len(chunk))
+            ids.update(
+                self.db.execute(f"SELECT rowid, id FROM memories WHERE rowid IN ({marks})", chunk)
+            )
+        return [[(ids[r], s) for r, s in hits if r in ids] for hits in found]
 
     def keyword_search(
         self, terms: Sequence[str], k: int, flt: SearchFilter

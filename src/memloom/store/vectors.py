@@ -25,6 +25,9 @@ STATUS_CODES = {"active": 0, "stale": 1, "expired": 2}
 DELETED = 3
 TYPE_CODES = {"fact": 0, "preference": 1, "episode": 2, "procedure": 3}
 DEFAULT_ANN_THRESHOLD = 20_000
+#: Graph search breadth for a write's duplicate and conflict neighbours
+#: (:meth:`VectorIndex.search_many`): they sit at cosine >= 0.65, near by definition.
+WRITE_EXPANSION = 64
 
 
 def expansion_for(n: int) -> int:
@@ -361,3 +364,56 @@ class VectorIndex:
             if missing.size:
                 self._ann.add(self.keys[missing], self.mat[missing])
                 self.ann_dirty = True
+
+    def search_many(
+        self, queries: np.ndarray, k: int, flt: SearchFilter, min_similarity: float = -1.0
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for each row of ``queries`` (no tag filter) without the hits
+        below ``min_similarity``, for a batch of writes: the filter's mask is read
+        once; exact answers come from one matrix product per block of queries, graph
+        answers from one graph call at ``WRITE_EXPANSION`` (a duplicate or conflict is
+        near), candidates re-checked and re-scored as :meth:`search` does. A query
+        whose candidates the filter thins out is answered by :meth:`search`."""
+        if self.n == 0 or k <= 0:
+            return [[] for _ in queries]
+        if self._ann is None and len(self) >= self.ann_threshold:
+            self.build_ann()
+        mask = self._mask(flt, slice(0, self.n), None)
+        qs = np.asarray(queries, dtype=np.float32)
+        out: list[list[tuple[int, float]]] = []
+        if self._ann is not None and int(mask.sum()) > self.ann_threshold:
+            want = min(max(k * 4, 40), len(self))
+            breadth = self._ann.expansion_search
+            self._ann.expansion_search = max(WRITE_EXPANSION, want)
+            try:  # one thread, as BLAS: a busy machine must not stall a split search
+                found = self._ann.search(qs, want, threads=1)
+            finally:
+                self._ann.expansion_search = breadth
+            keys = np.asarray(found.keys, dtype=np.int64).reshape(len(qs), -1)
+            pos = np.fromiter((self.pos.get(int(x), -1) for x in keys.ravel()), np.int64)
+            pos = pos.reshape(keys.shape)
+            ok = pos >= 0
+            ok[ok] = self._mask(flt, pos[ok], None)
+            for q, p_row, ok_row in zip(qs, pos, ok, strict=True):
+                if ok_row.sum() < k:  # thinned out by the filter: the one-query path
+                    hits = self.search(q, k, flt)
+                else:
+                    cand = p_row[ok_row]
+                    sims = self.mat[cand] @ q
+                    top = np.argsort(-sims, kind="stable")[:k]
+                    hits = [(int(self.keys[cand[i]]), float(sims[i])) for i in top]
+                out.append([h for h in hits if h[1] >= min_similarity])
+            return out
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            return [[] for _ in qs]
+        rows = self.mat[idx] if idx.size < self.n else self.mat[: self.n]
+        for start in range(0, len(qs), 256):  # bounds the block of similarities held
+            sims = qs[start : start + 256] @ rows.T
+            for row in sims:
+                cand = np.flatnonzero(row >= min_similarity)
+                if cand.size > k:
+                    cand = cand[np.argpartition(-row[cand], k - 1)[:k]]
+                cand = cand[np.argsort(-row[cand], kind="stable")]
+                out.append([(int(self.keys[idx[i]]), float(row[i])) for i in cand])
+        return out
