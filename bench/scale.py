@@ -1107,6 +1107,10 @@ def run_size(
             child("chroma", "fill", homes["chroma"])
         if lance_ok:
             child("lancedb", "fill", homes["lancedb"], row=lance_row)
+        if args.fill_only:
+            # The stores stay for a later --post-only run, which times the queries.
+            save()
+            return run
 
     # Query phases, one system after another on the quiet machine.
     child("numpy", "query", None)
@@ -1554,6 +1558,13 @@ def main() -> None:
         "usearch sweep and the writes at N for --sizes with the current code; fills and their "
         "figures stay those of the first run. Merges into --out",
     )
+    parser.add_argument(
+        "--fill-only",
+        action="store_true",
+        help="generate the data and fill the stores into --workdir, then stop: a later "
+        "--post-only run on that folder times the queries (fills can run while other work "
+        "does, the timed part alone needs a quiet machine)",
+    )
     # Child-process mode.
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--phase", choices=["fill", "query", "extra"], help=argparse.SUPPRESS)
@@ -1576,6 +1587,8 @@ def main() -> None:
             parser.error("--post-only needs the --workdir of a run made with --keep")
         post_only(args, out)
         return
+    if args.fill_only and not args.workdir:
+        parser.error("--fill-only needs --workdir (the stores are kept there)")
     if len(args.fill) not in (1, len(args.sizes)):
         parser.error("--fill takes one value, or one per size")
     fills = args.fill * len(args.sizes) if len(args.fill) == 1 else args.fill
