@@ -359,6 +359,13 @@ def scale_section() -> str:
     if not doc:
         return missing("scale", "python bench/scale.py --sizes 10000 100000 1000000")
     out = []
+    if doc.get("command"):
+        out.append(f"Filled with `{doc['command']}`.")
+    if doc.get("post_command"):
+        commit = ((doc.get("post_source") or {}).get("commit") or "?")[:10]
+        out.append(f"Queried (every system in one run) with `{doc['post_command']}` at {commit}.")
+    if out:
+        out.append("")
     for run in doc.get("runs", []):
         rows = run.get("rows", {})
         out.append(f"**{run['n']:,} memories** (memloom filled via `{run.get('memloom_fill')}`)\n")
@@ -382,6 +389,23 @@ def scale_section() -> str:
                 f"{f('query_peak_rss_mb', ' MB')} |"
             )
         out.append("")
+        m = rows.get("memloom", {})
+        if m.get("open_first_recall_s") is not None:
+            out.append(
+                f"memloom in a new process: open {m.get('open_s')} s + first recall "
+                f"{m.get('first_query_s')} s = **{m['open_first_recall_s']} s**.\n"
+            )
+        rounds = run.get("rounds_vs_chroma") or []
+        if rounds:
+            out.append("| round (first to run) | memloom p50 | overlap | ChromaDB p50 | overlap |")
+            out.append("|---|---|---|---|---|")
+            for e in rounds:
+                out.append(
+                    f"| {e['round']} ({e['first']}) | {e.get('memloom_p50_ms', '–')} ms | "
+                    f"{e.get('memloom_top10_overlap', '–')} | {e.get('chroma_p50_ms', '–')} ms | "
+                    f"{e.get('chroma_top10_overlap', '–')} |"
+                )
+            out.append("")
     for t in doc.get("targets", []):
         out.append(f"- {t['target']}: {'met' if t['met'] else 'not met'} ({t['detail']})")
     out.append("")

@@ -232,3 +232,27 @@ def test_vector_files_are_private(db_path):
     assert os.stat(folder).st_mode & 0o777 == 0o700
     for p in folder.rglob("*"):
         assert os.stat(p).st_mode & 0o777 == (0o700 if p.is_dir() else 0o600), p
+
+
+def test_leftovers_of_killed_or_racing_writers_are_swept_after_an_hour(db_path):
+    x = clustered(600, seed=8)
+    fill(db_path, x)
+    folder = files_of(db_path)
+    old_gen, old_tmp, fresh_tmp = folder / ("0" * 32), folder / "dead.tmp", folder / "live.tmp"
+    for d in (old_gen, old_tmp, fresh_tmp):
+        d.mkdir()
+        (d / "graph.usearch").write_bytes(b"partial")
+    two_hours_ago = time.time() - 7200
+    for d in (old_gen, old_tmp):
+        os.utime(d, (two_hours_ago, two_hours_ago))
+    store = SQLiteStore(db_path, ann_threshold=THRESHOLD)
+    try:
+        with store.transaction():  # enough new rows that the close writes new files
+            for i, v in enumerate(clustered(MERGE_MIN, seed=9)):
+                store.insert(row(f"late {i}", v))
+    finally:
+        store.close()
+    left = {p.name for p in folder.iterdir()}
+    assert old_gen.name not in left and old_tmp.name not in left
+    assert fresh_tmp.name in left  # perhaps a writer still at work
+    assert len([p for p in folder.iterdir() if p.is_dir() and not p.name.endswith(".tmp")]) == 1

@@ -120,15 +120,20 @@ def _current_gen(folder: Path) -> str | None:
 
 
 def _sweep_stale(folder: Path) -> None:
-    """Remove what killed writers left: temporary generations and pointers."""
+    """Remove what killed or racing writers left: temporary generations and pointers,
+    and generations no longer current (an hour on: whoever opened one has it mapped)."""
     cutoff = time.time() - STALE_TMP_S
-    for p in folder.glob("*.tmp"):
+    current = _current_gen(folder)
+    for p in folder.iterdir():
+        if p.name in (CURRENT, current):
+            continue
         try:
-            if p.stat().st_mtime < cutoff:
-                if p.is_dir():
-                    shutil.rmtree(p, ignore_errors=True)
-                else:
-                    p.unlink(missing_ok=True)
+            if p.stat().st_mtime >= cutoff:
+                continue
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
         except OSError as exc:
             log.info("could not remove %s: %s", p, exc)
 
