@@ -1713,6 +1713,9 @@ def main() -> None:
         "runs": [],
     }
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.fill_only and out.exists():
+        # An earlier --fill-only step's figures stay (run_size reuses its run).
+        report["runs"] = json.loads(out.read_text()).get("runs", [])
 
     def save() -> None:
         report["targets"] = targets(report)
@@ -1723,6 +1726,9 @@ def main() -> None:
         run_size(n, fill, args, work, report, save)
     report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     save()
+    if args.fill_only:
+        print(f"\nfilled: {work}; time the queries with --post-only --workdir {work}")
+        return
     print(markdown(report))
     for p in plot(report):
         print(f"plot: {p}")
