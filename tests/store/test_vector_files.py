@@ -256,3 +256,29 @@ def test_leftovers_of_killed_or_racing_writers_are_swept_after_an_hour(db_path):
     assert old_gen.name not in left and old_tmp.name not in left
     assert fresh_tmp.name in left  # perhaps a writer still at work
     assert len([p for p in folder.iterdir() if p.is_dir() and not p.name.endswith(".tmp")]) == 1
+
+
+def test_a_purge_after_a_forget_rewrites_the_files_without_the_deleted_vectors(db_path):
+    from usearch.index import Index
+
+    x = clustered(800, seed=10)
+    ids = fill(db_path, x)
+    store = SQLiteStore(db_path, ann_threshold=THRESHOLD)
+    try:
+        rowids = [r for r, in store.db.execute("SELECT rowid FROM memories WHERE id IN (?, ?)",
+                                                ids[3:5])]  # fmt: skip
+        with store.transaction():
+            store.delete(ids[3:5])
+        store.purge()
+        folder = files_of(db_path)
+        (gen,) = [p for p in folder.iterdir() if p.is_dir()]
+        keys = np.load(gen / "keys.npy")
+        saved = np.load(gen / "vectors.npy").astype(np.float32)
+        assert len(keys) == len(x) - 2 and not set(rowids) & set(keys.tolist())
+        for v in x[3:5]:
+            assert np.abs(saved - v).max(axis=1).min() > 1e-2  # no copy of it is left
+        graph = Index.restore(str(gen / "graph.usearch"))
+        assert not any(graph.contains(r) for r in rowids) and len(graph) == len(x) - 2
+        assert not {"m3", "m4"} & set(texts(store, x[3]))
+    finally:
+        store.close()

@@ -509,6 +509,9 @@ class SQLiteStore(SQLStore):
             busy, _, _ = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if busy:
                 log.info("WAL checkpoint deferred: another connection is reading")
+            # The vector files too: rewritten without the deleted rows' vectors.
+            if self._index is not None and self._index.drop_deleted():
+                self._save_vectors()
 
     def iter_all(self) -> Iterator[MemoryRow]:
         cur = self.db.execute(f"SELECT {row_columns()} FROM memories m ORDER BY m.rowid")

@@ -487,12 +487,8 @@ class VectorIndex:
                     ann.remove(stale)
             self.base = self.delta.take(live, np.float16)
         else:
-            ann = self._mutable_graph()
+            ann = self._graph_without_deleted()
             base = self.base
-            gone = base.keys[: base.n][base.status[: base.n] == DELETED]
-            gone = gone[np.asarray(ann.contains(gone), dtype=bool)] if gone.size else gone
-            if gone.size:
-                ann.remove(gone)
             new = self.delta.take(live, np.float16)
             if base.deleted and np.isin(new.keys, base.keys[: base.n]).any():
                 # A reused rowid: drop the deleted rows so every key is found once.
@@ -510,11 +506,34 @@ class VectorIndex:
         self.delta = Rows(self.dim)
         self.ann_dirty = True
 
+    def drop_deleted(self) -> bool:
+        """Leave the deleted base rows out of the base and its graph (after a forget,
+        before the files are written again); whether there were any."""
+        if self.base is None or not self.base.deleted:
+            return False
+        self._graph_without_deleted()
+        self.base = self.base.take(self.base.live_positions(), np.float16)
+        self._graph_file = self._vectors_file = None
+        self.ann_dirty = True
+        return True
+
     def adopt_graph(self, path: Path) -> None:
         """Make a saved usearch graph file (an older memloom's) this index's graph."""
         graph = vector_files.read_graph(path, self.dim)
         if graph is not None:
             self.build_ann(graph)
+
+    def _graph_without_deleted(self) -> Any:
+        """The graph, mutable, with the deleted base rows removed from it."""
+        ann = self._mutable_graph()
+        base = self.base
+        assert base is not None
+        gone = base.keys[: base.n][base.status[: base.n] == DELETED]
+        if gone.size:
+            gone = gone[np.asarray(ann.contains(gone), dtype=bool)]
+            if gone.size:
+                ann.remove(gone)
+        return ann
 
     def _mutable_graph(self) -> Any:
         """The graph, loaded into memory if it is a read-only view of a file."""
