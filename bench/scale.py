@@ -1148,7 +1148,8 @@ def run_size(
     if lance_ok:
         if lance_ann:
             child("lancedb", "query", homes["lancedb"])
-        child("lancedb-flat", "query", homes["lancedb"])
+        if "flat" not in skip or not lance_ann:
+            child("lancedb-flat", "query", homes["lancedb"])
 
     # Sizes after every process has closed its store (memloom has saved its graph); a post
     # run keeps the first run's: its stores carry the free pages of the forgotten rows.
@@ -1162,8 +1163,9 @@ def run_size(
             "usearch-sweep", "query", folder, homes["memloom"], logs, timeout
         )
     # Writes at size N (these change the stores, so they come last).
-    child("memloom", "extra", homes["memloom"])
-    if "chroma" not in skip:
+    if "writes" not in skip:
+        child("memloom", "extra", homes["memloom"])
+    if "chroma" not in skip and "writes" not in skip:
         child("chroma", "extra", homes["chroma"])
     floor = rows.get("numpy", {}).get("p50_ms")
     for row in rows.values():
@@ -1608,7 +1610,7 @@ def main() -> None:
         "--skip",
         nargs="*",
         default=[],
-        choices=["chroma", "lancedb", "http", "embed"],
+        choices=["chroma", "lancedb", "http", "embed", "flat", "writes"],
         help="systems to leave out",
     )
     parser.add_argument(
