@@ -540,7 +540,9 @@ class VectorIndex:
         if self._ann_view:
             from usearch.index import Index
 
-            self._ann = Index.restore(str(self._graph_file))
+            # Copied from the view, not re-read from its file: another process may have
+            # written newer files and removed this generation since it was opened.
+            self._ann = Index.restore(self._ann.save())
             self._ann_view = False
         return self._ann
 
