@@ -198,3 +198,18 @@ def test_restored_graph_searches_as_broadly_as_a_built_one(tmp_path):
     fresh.search(x[1], 5, SearchFilter())
     assert fresh._ann.expansion_search == expansion_for(len(x)) == 128
     assert expansion_for(1_000_000) == 384
+
+
+def test_a_viewed_graph_is_folded_into_even_when_its_files_were_replaced(tmp_path):
+    """Another process wrote newer files and removed the generation this one views."""
+    import shutil
+
+    from memloom.store.vectors import MERGE_MIN
+
+    _, fresh, x, folder = saved_and_reopened(tmp_path)
+    shutil.rmtree(folder)
+    more = clustered(MERGE_MIN, seed=12)
+    keys = np.arange(20_001, 20_001 + MERGE_MIN, dtype=np.int64)
+    fresh.bulk_load(keys, more, [RowMeta("active", None, "fact", 0, None)] * MERGE_MIN)
+    assert fresh.search(more[3], 1, SearchFilter())[0][0] == 20_004
+    assert fresh.delta.n == 0 and not fresh._ann_view and len(fresh._ann) == len(x) + MERGE_MIN
