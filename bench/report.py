@@ -359,16 +359,21 @@ def scale_section() -> str:
     if not doc:
         return missing("scale", "python bench/scale.py --sizes 10000 100000 1000000")
     out = []
-    if doc.get("command"):
-        out.append(f"Filled with `{doc['command']}`.")
-    if doc.get("post_command"):
-        commit = ((doc.get("post_source") or {}).get("commit") or "?")[:10]
-        out.append(f"Queried (every system in one run) with `{doc['post_command']}` at {commit}.")
-    if out:
-        out.append("")
     for run in doc.get("runs", []):
         rows = run.get("rows", {})
         out.append(f"**{run['n']:,} memories** (memloom filled via `{run.get('memloom_fill')}`)\n")
+        fill_cmd = run.get("fill_command") or doc.get("command")
+        post = run.get("post_run") or {}
+        if fill_cmd:
+            out.append(f"Filled with `{fill_cmd}`.")
+        if post.get("command"):
+            commit = ((post.get("memloom_source") or {}).get("commit") or "?")[:10]
+            out.append(
+                f"Queried, every system in the same run, with `{post['command']}` "
+                f"(memloom {commit})."
+            )
+        if fill_cmd or post.get("command"):
+            out.append("")
         out.append(
             "| system | recall p50 | p95 | top-10 overlap | store/s | disk bytes/memory | peak RSS (query) |"
         )
