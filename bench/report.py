@@ -747,6 +747,16 @@ about the other speaker that the question needs).
 
 ## Recall latency and store throughput at scale (`bench/scale.py`)
 
+Since issue 17 a large SQLite store keeps its vector index in files beside the
+database (`memloom.db.vectors/`, see `store/vector_files.py`): the int8 HNSW graph
+is opened with usearch's `view` (memory-mapped, not loaded), the vectors are kept once,
+as float16, in a memory-mapped `.npy` that serves the exact re-score of the graph's
+candidates and the filters too selective for the graph, and the filter columns are
+memory-mapped too. Opening reads none of them; rows written since the files were saved
+are replayed from the database and searched exactly until they are folded in. Large
+runs fill the stores first (`--fill-only`, a machine shared with other work) and time
+the queries later on the kept stores, every system in one run (`--post-only`).
+
 {scale}
 ## PostgreSQL backend next to SQLite (`bench/postgres.py`)
 
