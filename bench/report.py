@@ -372,7 +372,9 @@ def scale_section() -> str:
                 f"Queried, every system in the same run, with `{post['command']}` "
                 f"(memloom {commit})."
             )
-        if fill_cmd or post.get("command"):
+        if run.get("note"):
+            out.append(run["note"])
+        if fill_cmd or post.get("command") or run.get("note"):
             out.append("")
         out.append(
             "| system | recall p50 | p95 | top-10 overlap | store/s | disk bytes/memory | peak RSS (query) |"
