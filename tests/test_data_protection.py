@@ -75,8 +75,11 @@ def test_database_queue_index_and_home_are_private(tmp_path, monkeypatch):
     CaptureQueue(home).close()
     assert mode(home) == 0o700
     written = {p.name for p in home.iterdir()}
-    assert {"memloom.db", "memloom.db.hnsw", "memloom.db.json", "capture.db"} <= written
+    assert {"memloom.db", "memloom.db.vectors", "capture.db"} <= written
     for p in home.iterdir():
         if p.is_file():
             assert mode(p) == 0o600, p.name
+    for p in (home / "memloom.db.vectors").rglob("*"):  # the vector index's files
+        assert mode(p) == (0o700 if p.is_dir() else 0o600), p
+    assert mode(home / "memloom.db.vectors") == 0o700
     assert os.stat(home).st_uid == os.getuid()

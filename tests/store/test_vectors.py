@@ -95,23 +95,88 @@ def test_ttl_filter_uses_the_time_given():
     assert [h[0] for h in index.search(q, 5, SearchFilter(alive_at=150.0))] == [2]
 
 
-def test_saved_graph_is_restored_and_reconciled(tmp_path):
-    index, x = filled(3000, threshold=1000)
-    index.search(x[0], 5, SearchFilter())  # builds the graph
-    path = tmp_path / "idx.hnsw"
-    index.save_ann(path, seq=7)
+def saved_and_reopened(tmp_path, n: int = 3000, threshold: int = 1000):
+    index, x = filled(n, threshold=threshold, projects=True)
+    index.search(x[0], 5, SearchFilter())  # builds the graph: every row is in the base
+    folder = tmp_path / "store.vectors"
+    index.save_ann(folder, seq=7)
+    fresh = VectorIndex(x.shape[1], ann_threshold=threshold)
+    assert fresh.load_ann(folder) == 7
+    return index, fresh, x, folder
 
-    fresh = VectorIndex(x.shape[1], ann_threshold=1000)
-    assert fresh.load_ann(path) == 7
-    metas = [RowMeta("active", None, "fact", 0, None)] * len(x)
-    fresh.bulk_load(np.arange(1, len(x) + 1, dtype=np.int64), x, metas)
-    # A row added after the save, and one deleted after it.
+
+def test_saved_files_are_opened_as_views_and_answer_like_the_built_index(tmp_path):
+    index, fresh, x, _ = saved_and_reopened(tmp_path)
+    # Nothing was loaded into memory: a read-only graph view, memory-mapped columns.
+    assert fresh._ann_view and isinstance(fresh.base.vecs, np.memmap)
+    assert fresh.delta.n == 0 and len(fresh) == len(index) == len(x)
+    rng = np.random.default_rng(3)
+    for i in rng.integers(0, len(x), 20):
+        for flt in (SearchFilter(), SearchFilter(project="p2", project_mode="exact")):
+            assert fresh.search(x[i], 10, flt) == pytest.approx(index.search(x[i], 10, flt))
+
+
+def test_rows_written_after_the_save_are_found_and_removed_ones_never(tmp_path):
+    _, fresh, x, _ = saved_and_reopened(tmp_path)
     extra = clustered(1, seed=9)[0]
-    fresh.upsert(9999, extra, RowMeta("active", None, "fact", 0, None))
-    fresh.remove(1)
-    fresh.reconcile_ann([1])
+    fresh.upsert(9999, extra, RowMeta("active", None, "fact", 0, None))  # into the delta
+    top = [h[0] for h in fresh.search(x[0], 3, SearchFilter())]
+    fresh.remove(top[0])  # a base row: masked, though the read-only graph still has it
+    fresh.upsert(top[1], None, RowMeta("expired", None, "fact", 0, None))
     assert fresh.search(extra, 1, SearchFilter())[0][0] == 9999
-    assert 1 not in {h[0] for h in fresh.search(x[0], 5, SearchFilter())}
+    again = [h[0] for h in fresh.search(x[0], 3, SearchFilter())]
+    assert top[0] not in again and top[1] not in again and top[2] in again
+    assert top[0] not in fresh and 9999 in fresh and len(fresh) == len(x)
+
+
+def test_a_growing_delta_is_folded_into_the_graph_and_saved_again(tmp_path):
+    from memloom.store.vectors import MERGE_MIN
+
+    _, fresh, x, folder = saved_and_reopened(tmp_path)
+    more = clustered(MERGE_MIN, seed=11)
+    keys = np.arange(10_001, 10_001 + MERGE_MIN, dtype=np.int64)
+    fresh.bulk_load(keys, more, [RowMeta("active", None, "fact", 0, None)] * MERGE_MIN)
+    fresh.remove(5)
+    hits = fresh.search(more[7], 10, SearchFilter())  # folds the delta in first
+    assert fresh.delta.n == 0 and not fresh._ann_view and fresh.base.n == len(x) + MERGE_MIN
+    assert hits[0][0] == 10_008
+    both = np.vstack([x, more])
+    keep = np.ones(len(both), dtype=bool)
+    keep[4] = False  # rowid 5
+    overlap = []
+    for q in both[::97]:
+        exact = set(brute(both, q, 10, keep))
+        exact = {r if r <= len(x) else 10_000 + (r - len(x)) for r in exact}
+        overlap.append(len(exact & {h[0] for h in fresh.search(q, 10, SearchFilter())}) / 10)
+    assert np.mean(overlap) >= 0.98
+    fresh.save_ann(folder, seq=8)
+    again = VectorIndex(x.shape[1], ann_threshold=1000)
+    assert again.load_ann(folder) == 8
+    assert len(again) == len(x) + MERGE_MIN - 1 and 5 not in again and 10_008 in again
+    assert [h[0] for h in again.search(more[7], 3, SearchFilter())] == [
+        h[0] for h in fresh.search(more[7], 3, SearchFilter())
+    ]
+    assert len(list(folder.iterdir())) == 2  # current.json and one generation
+
+
+def test_a_reused_rowid_gets_its_new_vector(tmp_path):
+    _, fresh, x, _ = saved_and_reopened(tmp_path)
+    last = len(x)  # SQLite hands the largest rowid out again once its row is deleted
+    fresh.remove(last)
+    fresh.upsert(last, x[0], RowMeta("active", None, "fact", 0, None))
+    assert fresh.search(x[0], 2, SearchFilter())[0][1] == pytest.approx(1.0, abs=1e-3)
+    assert {h[0] for h in fresh.search(x[0], 2, SearchFilter())} == {1, last}
+    fresh.build_ann()  # folded in: the old graph entry is replaced, the key found once
+    assert {h[0] for h in fresh.search(x[0], 2, SearchFilter())} == {1, last}
+    assert fresh.search(x[last - 1], 1, SearchFilter())[0][0] != last
+
+
+def test_unchanged_files_are_not_rewritten(tmp_path):
+    _, fresh, x, folder = saved_and_reopened(tmp_path)
+    before = sorted(p.name for p in folder.iterdir())
+    fresh.upsert(4242, x[3], RowMeta("active", None, "fact", 0, None))
+    fresh.save_ann(folder, seq=9)  # one delta row: replayed by the next open, not saved
+    assert sorted(p.name for p in folder.iterdir()) == before
 
 
 def test_vector_library_and_embedding_runtime_load_together():
@@ -128,14 +193,23 @@ def test_restored_graph_searches_as_broadly_as_a_built_one(tmp_path):
     """usearch restores a graph with its default breadth (64); recall must not drop."""
     from memloom.store.vectors import expansion_for
 
-    index, x = filled(3000, threshold=1000)
-    index.search(x[0], 5, SearchFilter())
-    path = tmp_path / "idx.hnsw"
-    index.save_ann(path, seq=1)
-    fresh = VectorIndex(x.shape[1], ann_threshold=1000)
-    fresh.load_ann(path)
-    fresh.bulk_load(np.arange(1, len(x) + 1, dtype=np.int64), x,
-                    [RowMeta("active", None, "fact", 0, None)] * len(x))  # fmt: skip
+    _, fresh, x, _ = saved_and_reopened(tmp_path)
+    assert fresh._ann.expansion_search != 128
     fresh.search(x[1], 5, SearchFilter())
     assert fresh._ann.expansion_search == expansion_for(len(x)) == 128
     assert expansion_for(1_000_000) == 384
+
+
+def test_a_viewed_graph_is_folded_into_even_when_its_files_were_replaced(tmp_path):
+    """Another process wrote newer files and removed the generation this one views."""
+    import shutil
+
+    from memloom.store.vectors import MERGE_MIN
+
+    _, fresh, x, folder = saved_and_reopened(tmp_path)
+    shutil.rmtree(folder)
+    more = clustered(MERGE_MIN, seed=12)
+    keys = np.arange(20_001, 20_001 + MERGE_MIN, dtype=np.int64)
+    fresh.bulk_load(keys, more, [RowMeta("active", None, "fact", 0, None)] * MERGE_MIN)
+    assert fresh.search(more[3], 1, SearchFilter())[0][0] == 20_004
+    assert fresh.delta.n == 0 and not fresh._ann_view and len(fresh._ann) == len(x) + MERGE_MIN

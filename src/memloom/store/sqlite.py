@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from memloom.store import vector_files
 from memloom.store.base import (
     UPDATABLE,
     DimensionError,
@@ -193,11 +194,7 @@ class SQLiteStore(SQLStore):
 
     def close(self) -> None:
         with self._lock:
-            if self._index is not None and str(self.path) != ":memory:":
-                try:
-                    self._index.save_ann(self._ann_path, self._seen_seq)
-                except OSError as exc:  # only a cache: the next open rebuilds it
-                    log.warning("could not save the vector index to %s: %s", self._ann_path, exc)
+            self._save_vectors()
             self.db.close()
 
     # ------------------------------------------------------------ meta
@@ -205,7 +202,13 @@ class SQLiteStore(SQLStore):
     # ------------------------------------------------------------ vector index
 
     @property
-    def _ann_path(self) -> Path:
+    def _vectors_path(self) -> Path:
+        """The vector index's files (store/vector_files.py)."""
+        return self.path.with_name(self.path.name + ".vectors")
+
+    @property
+    def _legacy_graph_path(self) -> Path:
+        """The graph file of memloom before the vector files (with a ``.json`` beside)."""
         return self.path.with_name(self.path.name + ".hnsw")
 
     @property
@@ -216,12 +219,14 @@ class SQLiteStore(SQLStore):
     def _load_index(self) -> None:
         with self._lock:
             dim = self.dimension
+            seq = int(self.get_meta("seq") or 0)
             if dim is None:
                 self._index = None
-                self._seen_seq = int(self.get_meta("seq") or 0)
+                self._seen_seq = seq
+                return
+            if self._open_vector_files(dim, seq):
                 return
             index = VectorIndex(dim, self._ann_threshold)
-            seq = int(self.get_meta("seq") or 0)
             rows = self.db.execute(
                 "SELECT rowid, embedding, status, project, type, sensitivity, expires_at "
                 "FROM memories WHERE embedding IS NOT NULL ORDER BY rowid"
@@ -231,20 +236,57 @@ class SQLiteStore(SQLStore):
                 vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
                 vectors = vectors.reshape(len(rows), dim)
                 metas = [RowMeta(r[2], r[3], r[4], r[5], r[6]) for r in rows]
-                saved_seq = (
-                    index.load_ann(self._ann_path) if len(rows) >= index.ann_threshold else None
-                )
+                del rows
                 index.bulk_load(rowids, vectors, metas)
-                if saved_seq is not None:
-                    deleted = [
-                        r[0]
-                        for r in self.db.execute(
-                            "SELECT rowid FROM tombstones WHERE seq > ?", (saved_seq,)
-                        )
-                    ]
-                    index.reconcile_ann(deleted)
+                if len(index) >= index.ann_threshold and self._legacy_graph_path.exists():
+                    # A graph an older memloom saved: adopted, not rebuilt (it is checked
+                    # row by row against the database), then saved as vector files.
+                    index.adopt_graph(self._legacy_graph_path)
             self._index = index
             self._seen_seq = seq
+
+    def _open_vector_files(self, dim: int, seq: int) -> bool:
+        """Open the saved vector files (memory-mapped) and replay what changed after
+        them; False if there are none that belong to this database."""
+        if str(self.path) == ":memory:":
+            return False
+        index = VectorIndex(dim, self._ann_threshold)
+        saved = index.load_ann(self._vectors_path)
+        if saved is None:
+            return False
+        if saved > seq:
+            log.warning("ignoring vector files newer than %s (another store's?)", self.path)
+            return False
+        self._index, self._seen_seq = index, saved
+        self._refresh()
+        if index.matches(self._embeddings_by_rowid):
+            return True
+        log.warning("ignoring vector files that do not match %s; rebuilding", self.path)
+        self._index = None
+        return False
+
+    def _embeddings_by_rowid(self, rowids: list[int]) -> dict[int, np.ndarray]:
+        marks = ",".join("?" * len(rowids))
+        return {
+            r[0]: np.frombuffer(r[1], dtype=np.float32)
+            for r in self.db.execute(
+                f"SELECT rowid, embedding FROM memories WHERE rowid IN ({marks}) "
+                "AND embedding IS NOT NULL",
+                rowids,
+            )
+        }
+
+    def _save_vectors(self) -> None:
+        if self._index is None or str(self.path) == ":memory:":
+            return
+        try:
+            self._index.save_ann(self._vectors_path, self._seen_seq)
+        except OSError as exc:  # only a cache: the next open rebuilds it
+            log.warning("could not save the vector index to %s: %s", self._vectors_path, exc)
+            return
+        if self._index.ann_saved:
+            self._legacy_graph_path.unlink(missing_ok=True)
+            self._legacy_graph_path.with_suffix(".json").unlink(missing_ok=True)
 
     def _refresh(self) -> None:
         """Apply other connections' committed changes to the in-memory index."""
@@ -267,7 +309,7 @@ class SQLiteStore(SQLStore):
             (self._seen_seq,),
         ):
             vec = None
-            if r[1] is not None and r[0] not in self._index.pos:
+            if r[1] is not None and r[0] not in self._index:
                 vec = np.frombuffer(r[1], dtype=np.float32)
             self._index.upsert(r[0], vec, RowMeta(r[2], r[3], r[4], r[5], r[6]))
         self._seen_seq = seq
@@ -294,10 +336,9 @@ class SQLiteStore(SQLStore):
         )
 
     def save_index(self) -> None:
-        """Persist the HNSW graph so the next process need not rebuild it."""
+        """Persist the vector index so the next process opens it instead of rebuilding."""
         with self._lock:
-            if self._index is not None:
-                self._index.save_ann(self._ann_path, self._seen_seq)
+            self._save_vectors()
 
     def replace_embeddings(self, vectors: dict[str, np.ndarray | None], dim: int) -> None:
         """Swap every vector at once (``memloom reembed``); the index is rebuilt after."""
@@ -310,8 +351,9 @@ class SQLiteStore(SQLStore):
         )
         self._index = None
         self._unindexed.clear()
-        self._ann_path.unlink(missing_ok=True)
-        self._ann_path.with_suffix(".json").unlink(missing_ok=True)
+        vector_files.remove(self._vectors_path)
+        self._legacy_graph_path.unlink(missing_ok=True)
+        self._legacy_graph_path.with_suffix(".json").unlink(missing_ok=True)
 
     def reload_index(self) -> None:
         self._load_index()
@@ -405,7 +447,7 @@ class SQLiteStore(SQLStore):
                 "INSERT OR IGNORE INTO memory_tags (tag, memory_rowid) VALUES (?, ?)",
                 [(t, rowid) for t in fields["tags"]],
             )
-        if self._index is not None and rowid in self._index.pos:
+        if self._index is not None and rowid in self._index:
             r = self.db.execute(
                 "SELECT status, project, type, sensitivity, expires_at FROM memories "
                 "WHERE rowid = ?",
@@ -495,6 +537,9 @@ class SQLiteStore(SQLStore):
             busy, _, _ = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if busy:
                 log.info("WAL checkpoint deferred: another connection is reading")
+            # The vector files too: rewritten without the deleted rows' vectors.
+            if self._index is not None and self._index.drop_deleted():
+                self._save_vectors()
 
     def iter_all(self) -> Iterator[MemoryRow]:
         cur = self.db.execute(f"SELECT {row_columns()} FROM memories m ORDER BY m.rowid")

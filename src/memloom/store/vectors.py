@@ -1,22 +1,34 @@
-"""In-memory vector index over a store's embeddings.
+"""The vector index over a store's embeddings.
 
-Exact search (one matrix-vector product) is the floor and stays the answer for
-small stores and selective filters; above ``ann_threshold`` live rows an HNSW
-graph (usearch) answers unfiltered or lightly filtered queries, re-checked
-against the same filter columns so a filter is never approximated.
+Two parts, searched together:
+
+* the *base*: rows covered by an int8 HNSW graph (usearch), with a float16 copy of
+  their vectors for the exact re-score of the graph's candidates and for filters too
+  selective for the graph. A SQLite store saves it as files (:mod:`.vector_files`) and
+  the next process opens them memory-mapped -- opening does not read them;
+* the *delta*: rows added since, float32 in memory, searched exactly. A small store is
+  all delta (exact search is the answer below ``ann_threshold`` live rows); once it
+  crosses the threshold its rows become the base, and the delta is folded into it
+  again when it grows (or, for a saved base, when the store closes).
+
+Filters are never approximated: the graph's candidates are checked against the same
+filter columns (store/filters.py clauses read as masks), and a filter that leaves few
+rows is answered exactly.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from memloom.store import vector_files
 from memloom.store.filters import Clause, SearchFilter
 
 log = logging.getLogger(__name__)
@@ -28,14 +40,18 @@ DEFAULT_ANN_THRESHOLD = 20_000
 #: Graph search breadth for a write's duplicate and conflict neighbours
 #: (:meth:`VectorIndex.search_many`): they sit at cosine >= 0.65, near by definition.
 WRITE_EXPANSION = 64
+#: The delta is folded into the base when it reaches this many rows, or a fiftieth of
+#: the base; a saved base is rewritten on close after this many changes.
+MERGE_MIN = 2_000
+SAMPLE = 8  # saved rows compared with the database when the files are opened
 
 
 def expansion_for(n: int) -> int:
     """HNSW search breadth for a graph of ``n`` vectors.
 
-    Measured with bench/scale.py (int8 graph, M = 32, 40 candidates re-scored in
-    float32): top-10 overlap with exact search 0.990 at 100k with 128, 0.987 at
-    1M with 384 (128 gives only 0.939 there).
+    Measured with bench/scale.py (int8 graph, M = 32, 40 candidates re-scored):
+    top-10 overlap with exact search 0.990 at 100k with 128, 0.987 at 1M with 384
+    (128 gives only 0.939 there).
     """
     if n < 300_000:
         return 128
@@ -53,48 +69,67 @@ class RowMeta:
     expires_at: float | None
 
 
-class VectorIndex:
-    """Row-aligned arrays: one slot per stored row that has an embedding."""
+class Rows:
+    """Row-aligned arrays: rowids, filter columns and vectors of one part of the index.
 
-    def __init__(self, dim: int, ann_threshold: int | None = None) -> None:
+    ``sorted_keys``: rows are found by binary search over ``keys`` (the base, which can
+    be memory-mapped); otherwise by a dict (the delta)."""
+
+    def __init__(
+        self,
+        dim: int,
+        dtype: type = np.float32,
+        arrays: dict[str, np.ndarray] | None = None,
+        vecs: np.ndarray | None = None,
+        sorted_keys: bool = False,
+    ) -> None:
         self.dim = dim
-        env = os.environ.get("MEMLOOM_ANN_THRESHOLD")
-        self.ann_threshold = (
-            ann_threshold if ann_threshold is not None else int(env or DEFAULT_ANN_THRESHOLD)
+        if arrays is None:
+            arrays = {
+                "keys": np.zeros(0, dtype=np.int64),
+                "status": np.zeros(0, dtype=np.int8),
+                "project": np.zeros(0, dtype=np.int32),
+                "type": np.zeros(0, dtype=np.int8),
+                "sens": np.zeros(0, dtype=np.int8),
+                "expires": np.zeros(0, dtype=np.float64),
+            }
+            vecs = np.zeros((0, dim), dtype=dtype)
+        assert vecs is not None
+        self.keys = arrays["keys"]
+        self.status = arrays["status"]
+        self.project = arrays["project"]
+        self.type = arrays["type"]
+        self.sens = arrays["sens"]
+        self.expires = arrays["expires"]
+        self.vecs = vecs
+        self.n = len(self.keys)
+        self._cap = self.n
+        self.deleted = int(np.count_nonzero(self.status == DELETED)) if self.n else 0
+        self.pos: dict[int, int] | None = (
+            None if sorted_keys else {int(k): i for i, k in enumerate(self.keys.tolist())}
         )
-        self.n = 0
-        self._cap = 0
-        self.keys = np.zeros(0, dtype=np.int64)
-        self.mat = np.zeros((0, dim), dtype=np.float32)
-        self.status = np.zeros(0, dtype=np.int8)
-        self.project = np.zeros(0, dtype=np.int32)
-        self.type = np.zeros(0, dtype=np.int8)
-        self.sens = np.zeros(0, dtype=np.int8)
-        self.expires = np.zeros(0, dtype=np.float64)
-        self.pos: dict[int, int] = {}
-        self._projects: dict[str | None, int] = {None: 0}
-        self._deleted = 0
-        self._ann = None  # usearch.index.Index, built lazily
-        self.ann_dirty = False
 
-    # ------------------------------------------------------------ updates
+    @property
+    def live(self) -> int:
+        return self.n - self.deleted
 
-    def __len__(self) -> int:
-        return self.n - self._deleted
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name)[: self.n] for name in vector_files.COLUMNS}
 
     def _grow(self, need: int) -> None:
         if need <= self._cap:
             return
         cap = max(need, self._cap * 2, 1024)
 
-        def grow(arr: np.ndarray, fill: float = 0) -> np.ndarray:
+        def grow(arr: np.ndarray, fill: float | None = 0) -> np.ndarray:
+            # Vectors are left unfilled: pages never written are never resident.
             shape = (cap, *arr.shape[1:])
-            out = np.full(shape, fill, dtype=arr.dtype)
+            out = np.empty(shape, arr.dtype) if fill is None else np.full(shape, fill, arr.dtype)
             out[: self.n] = arr[: self.n]
             return out
 
         self.keys = grow(self.keys)
-        self.mat = grow(self.mat)
+        self.vecs = grow(self.vecs, None)
         self.status = grow(self.status, DELETED)
         self.project = grow(self.project)
         self.type = grow(self.type)
@@ -102,85 +137,89 @@ class VectorIndex:
         self.expires = grow(self.expires, math.inf)
         self._cap = cap
 
-    def _project_code(self, project: str | None) -> int:
-        code = self._projects.get(project)
-        if code is None:
-            code = len(self._projects)
-            self._projects[project] = code
-        return code
+    def append(self, keys: np.ndarray, vecs: np.ndarray, cols: dict[str, np.ndarray]) -> None:
+        count = len(keys)
+        if count == 0:
+            return
+        self._grow(self.n + count)
+        start, end = self.n, self.n + count
+        in_order = self.pos is not None or start == 0 or int(keys[0]) > int(self.keys[start - 1])
+        self.keys[start:end] = keys
+        self.vecs[start:end] = vecs
+        for name in ("status", "project", "type", "sens", "expires"):
+            getattr(self, name)[start:end] = cols[name]
+        self.deleted += int(np.count_nonzero(cols["status"] == DELETED))
+        self.n = end
+        if self.pos is not None:
+            for i, rowid in enumerate(keys.tolist()):
+                self.pos[rowid] = start + i
+        elif not (in_order and np.all(np.diff(keys) > 0)):
+            self._sort()
 
-    def upsert(self, rowid: int, vector: np.ndarray | None, meta: RowMeta) -> None:
-        """Add a row or refresh its filter columns (embeddings never change)."""
-        p = self.pos.get(rowid)
-        if p is None:
-            if vector is None:
-                return
-            self._grow(self.n + 1)
-            p = self.n
-            self.n += 1
-            self.pos[rowid] = p
-            self.keys[p] = rowid
-            self.mat[p] = vector
-            if self._ann is not None:
-                self._ann.add(rowid, vector)
-                self.ann_dirty = True
+    def _sort(self) -> None:
+        order = np.argsort(self.keys[: self.n], kind="stable")
+        for name in (*vector_files.COLUMNS, "vecs"):
+            arr = getattr(self, name)
+            arr[: self.n] = arr[: self.n][order]
+
+    def find(self, rowid: int) -> int | None:
+        if self.pos is not None:
+            return self.pos.get(rowid)
+        p = int(np.searchsorted(self.keys[: self.n], rowid))
+        return p if p < self.n and int(self.keys[p]) == rowid else None
+
+    def find_many(self, rowids: np.ndarray) -> np.ndarray:
+        """Positions of ``rowids`` (-1 where absent)."""
+        if self.pos is not None:
+            pos = self.pos
+            return np.fromiter((pos.get(int(x), -1) for x in rowids), np.int64, len(rowids))
+        if self.n == 0:
+            return np.full(len(rowids), -1, dtype=np.int64)
+        keys = self.keys[: self.n]
+        p = np.minimum(np.searchsorted(keys, rowids), self.n - 1)
+        return np.where(keys[p] == rowids, p, -1)
+
+    def set_meta(self, p: int, meta: RowMeta, project_code: int) -> None:
+        if self.status[p] == DELETED:
+            self.deleted -= 1
         self.status[p] = STATUS_CODES[meta.status]
-        self.project[p] = self._project_code(meta.project)
+        self.project[p] = project_code
         self.type[p] = TYPE_CODES[meta.type]
         self.sens[p] = meta.sensitivity
         self.expires[p] = math.inf if meta.expires_at is None else meta.expires_at
 
-    def bulk_load(self, rowids: np.ndarray, vectors: np.ndarray, metas: list[RowMeta]) -> None:
-        """Load many new rows at once (store open)."""
-        count = len(rowids)
-        if count == 0:
-            return
-        self._grow(self.n + count)
-        start = self.n
-        end = start + count
-        self.keys[start:end] = rowids
-        self.mat[start:end] = vectors
-        self.status[start:end] = [STATUS_CODES[m.status] for m in metas]
-        self.project[start:end] = [self._project_code(m.project) for m in metas]
-        self.type[start:end] = [TYPE_CODES[m.type] for m in metas]
-        self.sens[start:end] = [m.sensitivity for m in metas]
-        self.expires[start:end] = [
-            math.inf if m.expires_at is None else m.expires_at for m in metas
-        ]
-        for i, rowid in enumerate(rowids.tolist()):
-            self.pos[rowid] = start + i
-        self.n = end
-        if self._ann is not None:
-            present = np.asarray(self._ann.contains(rowids), dtype=bool)
-            if not present.all():
-                self._ann.add(rowids[~present], vectors[~present])
-                self.ann_dirty = True
-
-    def remove(self, rowid: int) -> None:
-        p = self.pos.pop(rowid, None)
-        if p is None:
-            return
+    def drop(self, rowid: int) -> bool:
+        p = self.pos.pop(rowid, None) if self.pos is not None else self.find(rowid)
+        if p is None or self.status[p] == DELETED:
+            return False
         self.status[p] = DELETED
-        self._deleted += 1
-        if self._ann is not None:
-            self._ann.remove(rowid)
-            self.ann_dirty = True
+        self.deleted += 1
+        return True
 
-    def vector(self, rowid: int) -> np.ndarray | None:
-        p = self.pos.get(rowid)
-        return None if p is None else self.mat[p]
+    def live_positions(self) -> np.ndarray:
+        return np.flatnonzero(self.status[: self.n] != DELETED)
+
+    def take(self, positions: np.ndarray, dtype: type) -> Rows:
+        """A new sorted part holding these rows (their vectors cast to ``dtype``)."""
+        order = positions[np.argsort(self.keys[positions], kind="stable")]
+        arrays = {name: np.array(getattr(self, name)[order]) for name in vector_files.COLUMNS}
+        return Rows(self.dim, arrays=arrays, vecs=self.vecs[order].astype(dtype), sorted_keys=True)
 
     # ------------------------------------------------------------ search
 
-    def _mask(
-        self, flt: SearchFilter, positions: np.ndarray | slice, allowed: np.ndarray | None
+    def mask(
+        self,
+        flt: SearchFilter,
+        positions: np.ndarray | slice,
+        allowed: np.ndarray | None,
+        projects: dict[str | None, int],
     ) -> np.ndarray:
         """The rows at ``positions`` passing ``flt``: its clauses (see
-        :mod:`memloom.store.filters`) read over the index's columns. Tags are not in
-        the index: ``allowed`` carries the rowids the store found for them."""
+        :mod:`memloom.store.filters`) read over the columns. Tags are not here:
+        ``allowed`` carries the rowids the store found for them."""
         mask: np.ndarray | None = None
         for clause in flt.clauses():
-            part = self._clause_mask(clause, positions, allowed)
+            part = self._clause_mask(clause, positions, allowed, projects)
             if part is None:
                 continue
             if mask is None:
@@ -191,14 +230,18 @@ class VectorIndex:
         return mask
 
     def _clause_mask(
-        self, c: Clause, positions: np.ndarray | slice, allowed: np.ndarray | None
+        self,
+        c: Clause,
+        positions: np.ndarray | slice,
+        allowed: np.ndarray | None,
+        projects: dict[str | None, int],
     ) -> np.ndarray | None:
         if c.column == "status":
             codes = [STATUS_CODES[s] for s in c.value]
             status = self.status[positions]
             return np.isin(status, codes) if len(codes) > 1 else status == codes[0]
         if c.column == "project":
-            code = self._projects.get(c.value)
+            code = projects.get(c.value)
             proj = self.project[positions]
             if c.kind == "null_eq_or_null":
                 # An unknown project matches nothing of its own; global rows still pass.
@@ -213,6 +256,128 @@ class VectorIndex:
         # any_tag: answered by the store as a set of rowids.
         return None if allowed is None else np.isin(self.keys[positions], allowed)
 
+    def exact(self, q: np.ndarray, k: int, mask: np.ndarray) -> list[tuple[int, float]]:
+        """Top-k (rowid, cosine) among the rows in ``mask``, every one scored."""
+        return self.top(q, k, np.flatnonzero(mask))
+
+    def top(self, q: np.ndarray, k: int, idx: np.ndarray) -> list[tuple[int, float]]:
+        """Top-k (rowid, cosine) among the rows at positions ``idx``."""
+        if idx.size == 0:
+            return []
+        vecs = self.vecs
+        if vecs.dtype != np.float32:
+            sims = self._dot16(vecs, idx, q)
+        elif idx.size == self.n:
+            sims = vecs[: self.n] @ q
+        elif idx.size < self.n // 4:
+            sims = vecs[idx] @ q
+        else:
+            sims = (vecs[: self.n] @ q)[idx]
+        take = min(k, idx.size)
+        top = np.argpartition(-sims, take - 1)[:take] if take < idx.size else np.arange(idx.size)
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(int(self.keys[idx[i]]), float(sims[i])) for i in top]
+
+    @staticmethod
+    def _dot16(vecs: np.ndarray, idx: np.ndarray, q: np.ndarray, step: int = 65_536) -> np.ndarray:
+        """float16 rows times q in float32, a slice at a time (bounded memory)."""
+        out = np.empty(idx.size, dtype=np.float32)
+        for start in range(0, idx.size, step):
+            part = idx[start : start + step]
+            out[start : start + step] = vecs[part].astype(np.float32) @ q
+        return out
+
+
+class VectorIndex:
+    """A store's rows with an embedding: a graph-covered base and an exact delta."""
+
+    def __init__(self, dim: int, ann_threshold: int | None = None) -> None:
+        self.dim = dim
+        env = os.environ.get("MEMLOOM_ANN_THRESHOLD")
+        self.ann_threshold = (
+            ann_threshold if ann_threshold is not None else int(env or DEFAULT_ANN_THRESHOLD)
+        )
+        self.delta = Rows(dim)
+        self.base: Rows | None = None
+        self._ann: Any = None  # usearch.index.Index over the base rows
+        self._ann_view = False  # the graph is a read-only view of _graph_file
+        self._graph_file: Path | None = None  # a file holding exactly this graph
+        self._vectors_file: Path | None = None  # a file holding exactly the base's vectors
+        self._projects: dict[str | None, int] = {None: 0}
+        self.ann_dirty = False  # the base differs from its files (or has none)
+        self._changes = 0  # base rows changed since its files were written
+
+    # ------------------------------------------------------------ updates
+
+    def __len__(self) -> int:
+        return self.delta.live + (self.base.live if self.base is not None else 0)
+
+    def __contains__(self, rowid: int) -> bool:
+        return self._locate(rowid) is not None
+
+    def _locate(self, rowid: int) -> tuple[Rows, int] | None:
+        p = self.delta.find(rowid)
+        if p is not None:
+            return self.delta, p
+        if self.base is not None:
+            p = self.base.find(rowid)
+            if p is not None and self.base.status[p] != DELETED:
+                return self.base, p
+        return None
+
+    def _project_code(self, project: str | None) -> int:
+        code = self._projects.get(project)
+        if code is None:
+            code = len(self._projects)
+            self._projects[project] = code
+        return code
+
+    def _columns(self, metas: list[RowMeta]) -> dict[str, np.ndarray]:
+        return {
+            "status": np.array([STATUS_CODES[m.status] for m in metas], dtype=np.int8),
+            "project": np.array([self._project_code(m.project) for m in metas], dtype=np.int32),
+            "type": np.array([TYPE_CODES[m.type] for m in metas], dtype=np.int8),
+            "sens": np.array([m.sensitivity for m in metas], dtype=np.int8),
+            "expires": np.array(
+                [math.inf if m.expires_at is None else m.expires_at for m in metas],
+                dtype=np.float64,
+            ),
+        }
+
+    def upsert(self, rowid: int, vector: np.ndarray | None, meta: RowMeta) -> None:
+        """Add a row or refresh its filter columns (embeddings never change)."""
+        found = self._locate(rowid)
+        if found is not None:
+            part, p = found
+            part.set_meta(p, meta, self._project_code(meta.project))
+            if part is self.base:
+                self._changes += 1
+            return
+        if vector is None:
+            return
+        self.bulk_load(np.array([rowid], dtype=np.int64), np.asarray(vector)[None, :], [meta])
+
+    def bulk_load(self, rowids: np.ndarray, vectors: np.ndarray, metas: list[RowMeta]) -> None:
+        """Add many new rows at once (a store opened without saved vector files)."""
+        self.delta.append(
+            np.asarray(rowids, dtype=np.int64),
+            np.asarray(vectors, dtype=np.float32),
+            self._columns(metas),
+        )
+
+    def remove(self, rowid: int) -> None:
+        if self.delta.drop(rowid):
+            return
+        if self.base is not None and self.base.drop(rowid):
+            self._changes += 1
+
+    def vector(self, rowid: int) -> np.ndarray | None:
+        """A row's float32 vector if held in memory (the delta's); None otherwise."""
+        p = self.delta.find(rowid)
+        return None if p is None else self.delta.vecs[p]
+
+    # ------------------------------------------------------------ search
+
     def search(
         self,
         query: np.ndarray,
@@ -221,13 +386,37 @@ class VectorIndex:
         allowed: np.ndarray | None = None,
     ) -> list[tuple[int, float]]:
         """Top-k (rowid, cosine) among rows passing ``flt`` (and ``allowed`` rowids)."""
-        if self.n == 0 or k <= 0:
+        if k <= 0 or len(self) == 0:
             return []
         q = np.asarray(query, dtype=np.float32)
-        if self._ann is None and len(self) >= self.ann_threshold:
+        self._fold_if_due()
+        hits: list[tuple[int, float]] = []
+        if self.base is not None and self.base.live:
+            hits = self._search_base(self.base, q, k, flt, allowed)
+        if self.delta.live:
+            mask = self.delta.mask(flt, slice(0, self.delta.n), allowed, self._projects)
+            more = self.delta.exact(q, k, mask)
+            hits = sorted(hits + more, key=lambda h: -h[1])[:k] if hits else more
+        return hits
+
+    def _fold_if_due(self) -> None:
+        """Build the graph once the store crosses the threshold; fold a grown delta in."""
+        if self.base is None:
+            if len(self) >= self.ann_threshold:
+                self.build_ann()
+        elif self.delta.live >= max(MERGE_MIN, self.base.n // 50):
             self.build_ann()
+
+    def _search_base(
+        self,
+        base: Rows,
+        q: np.ndarray,
+        k: int,
+        flt: SearchFilter,
+        allowed: np.ndarray | None,
+    ) -> list[tuple[int, float]]:
         mask = None
-        if self._ann is not None and allowed is None:
+        if allowed is None:
             narrowed = (
                 flt.project_mode != "any"
                 or flt.types is not None
@@ -236,184 +425,266 @@ class VectorIndex:
             if narrowed:
                 # A filter that leaves few rows is answered exactly: cheap, and never
                 # at the mercy of how many of the graph's candidates pass it.
-                mask = self._mask(flt, slice(0, self.n), None)
+                mask = base.mask(flt, slice(0, base.n), None, self._projects)
             if mask is None or int(mask.sum()) > self.ann_threshold:
-                hits = self._ann_search(q, k, flt)
+                hits = self._ann_search(base, q, k, flt)
                 if hits is not None:
                     return hits
-        return self._exact(q, k, flt, allowed, mask)
-
-    def _exact(
-        self,
-        q: np.ndarray,
-        k: int,
-        flt: SearchFilter,
-        allowed: np.ndarray | None,
-        mask: np.ndarray | None = None,
-    ) -> list[tuple[int, float]]:
         if mask is None:
-            mask = self._mask(flt, slice(0, self.n), allowed)
-        idx = np.flatnonzero(mask)
-        if idx.size == 0:
-            return []
-        if idx.size == self.n:
-            sims = self.mat[: self.n] @ q
-        elif idx.size < self.n // 4:
-            sims = self.mat[idx] @ q
-        else:
-            sims = (self.mat[: self.n] @ q)[idx]
-        take = min(k, idx.size)
-        top = np.argpartition(-sims, take - 1)[:take] if take < idx.size else np.arange(idx.size)
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(self.keys[idx[i]]), float(sims[i])) for i in top]
+            mask = base.mask(flt, slice(0, base.n), allowed, self._projects)
+        return base.exact(q, k, mask)
 
-    # ------------------------------------------------------------ ANN
-
-    def build_ann(self) -> None:
-        from usearch.index import Index
-
-        live = np.flatnonzero(self.status[: self.n] != DELETED)
-        # int8 graph, denser links: measured at 100k x 384 (bench/recall.py) this is
-        # faster than f32 with M=16 and finds 0.99 of the exact top-10 once the
-        # candidates are re-scored in float32 below.
-        ann = Index(
-            ndim=self.dim,
-            metric="ip",
-            dtype="i8",
-            connectivity=32,
-            expansion_add=128,
-            expansion_search=expansion_for(int(live.size)),
-        )
-        if live.size:
-            ann.add(self.keys[live], self.mat[live])
-        self._ann = ann
-        self.ann_dirty = True
-
-    def _ann_search(self, q: np.ndarray, k: int, flt: SearchFilter) -> list[tuple[int, float]]:
-        """HNSW candidates re-checked against the filter; None means use exact search."""
+    def _ann_search(
+        self, base: Rows, q: np.ndarray, k: int, flt: SearchFilter
+    ) -> list[tuple[int, float]] | None:
+        """Graph candidates re-checked against the filter and re-scored from the float16
+        vectors; None means use exact search."""
         assert self._ann is not None
         # A restored graph comes back with the library's default breadth; set ours.
-        breadth = expansion_for(len(self))
+        breadth = expansion_for(base.live)
         if self._ann.expansion_search != breadth:
             self._ann.expansion_search = breadth
         want = max(k * 4, 40)
+        size = len(self._ann)
         for _ in range(3):
-            want = min(want, len(self))
+            want = min(want, size)
             found = self._ann.search(q, want)
             keys = np.asarray(found.keys, dtype=np.int64)
             if keys.size == 0:
                 return []
-            positions = np.fromiter((self.pos.get(int(x), -1) for x in keys), dtype=np.int64)
-            ok = positions >= 0
-            keys, positions = keys[ok], positions[ok]
-            mask = self._mask(flt, positions, None)
-            if mask.sum() >= k or want >= len(self):
-                sims = self.mat[positions[mask]] @ q
-                order = np.argsort(-sims, kind="stable")[:k]
-                return [(int(keys[mask][i]), float(sims[i])) for i in order]
+            positions = base.find_many(keys)
+            positions = positions[positions >= 0]
+            mask = base.mask(flt, positions, None, self._projects)
+            if mask.sum() >= k or want >= size:
+                return base.top(q, k, positions[mask])
             # A selective filter: widen once or twice, then fall back to exact.
             if mask.mean() < 0.05:
-                return None  # type: ignore[return-value]
+                return None
             want *= 8
-        return None  # type: ignore[return-value]
+        return None
 
-    def save_ann(self, path: Path, seq: int) -> None:
-        if self._ann is None or not self.ann_dirty:
-            return
-        tmp = path.with_suffix(".tmp")
-        self._ann.save(str(tmp))
-        os.chmod(tmp, 0o600)  # vectors say much about the text: as private as the database
-        os.replace(tmp, path)
-        meta = path.with_suffix(".json")
-        meta.write_text(json.dumps({"seq": seq, "dim": self.dim}))
-        os.chmod(meta, 0o600)
-        self.ann_dirty = False
+    # ------------------------------------------------------------ the graph
 
-    def load_ann(self, path: Path) -> int | None:
-        """Restore a saved graph; returns the store sequence it reflects, or None."""
-        meta_path = path.with_suffix(".json")
-        if not path.exists() or not meta_path.exists():
-            return None
-        try:
+    def build_ann(self, graph: Any = None) -> None:
+        """Fold every delta row into the base and its graph (made here if there is none).
+
+        ``graph``: an existing usearch index to adopt for the base (a graph saved by an
+        older memloom): rows it lacks are added, rows it has that are gone are removed.
+        """
+        from usearch.index import Index
+
+        live = self.delta.live_positions()
+        if self.base is None:
+            ann = graph
+            if ann is None:
+                # int8 graph, denser links: measured at 100k x 384 (bench/recall.py) this
+                # is faster than f32 with M=16 and finds 0.99 of the exact top-10 once
+                # the candidates are re-scored.
+                ann = Index(
+                    ndim=self.dim,
+                    metric="ip",
+                    dtype="i8",
+                    connectivity=32,
+                    expansion_add=128,
+                    expansion_search=expansion_for(int(live.size)),
+                )
+            else:
+                stale = np.setdiff1d(np.asarray(ann.keys, dtype=np.int64), self.delta.keys[live])
+                if stale.size:
+                    ann.remove(stale)
+            self.base = self.delta.take(live, np.float16)
+        else:
+            ann = self._graph_without_deleted()
+            base = self.base
+            new = self.delta.take(live, np.float16)
+            if base.deleted and np.isin(new.keys, base.keys[: base.n]).any():
+                # A reused rowid: drop the deleted rows so every key is found once.
+                base = base.take(base.live_positions(), np.float16)
+            base.append(new.keys, new.vecs, new.arrays())
+            self.base = base
+        keys = self.delta.keys[live]
+        if keys.size:
+            present = np.asarray(ann.contains(keys), dtype=bool)
+            if not present.all():
+                ann.add(keys[~present], self.delta.vecs[live][~present])
+        self._ann = ann
+        self._ann_view = False
+        self._graph_file = self._vectors_file = None
+        self.delta = Rows(self.dim)
+        self.ann_dirty = True
+
+    def drop_deleted(self) -> bool:
+        """Leave the deleted base rows out of the base and its graph (after a forget,
+        before the files are written again); whether there were any."""
+        if self.base is None or not self.base.deleted:
+            return False
+        self._graph_without_deleted()
+        self.base = self.base.take(self.base.live_positions(), np.float16)
+        self._graph_file = self._vectors_file = None
+        self.ann_dirty = True
+        return True
+
+    def adopt_graph(self, path: Path) -> None:
+        """Make a saved usearch graph file (an older memloom's) this index's graph."""
+        graph = vector_files.read_graph(path, self.dim)
+        if graph is not None:
+            self.build_ann(graph)
+
+    def _graph_without_deleted(self) -> Any:
+        """The graph, mutable, with the deleted base rows removed from it."""
+        ann = self._mutable_graph()
+        base = self.base
+        assert base is not None
+        gone = base.keys[: base.n][base.status[: base.n] == DELETED]
+        if gone.size:
+            gone = gone[np.asarray(ann.contains(gone), dtype=bool)]
+            if gone.size:
+                ann.remove(gone)
+        return ann
+
+    def _mutable_graph(self) -> Any:
+        """The graph, loaded into memory if it is a read-only view of a file."""
+        if self._ann_view:
             from usearch.index import Index
 
-            meta = json.loads(meta_path.read_text())
-            if meta.get("dim") != self.dim:
-                return None
-            ann = Index.restore(str(path))
-            if ann is None:
-                return None
-        except Exception as exc:  # a damaged cache is rebuilt, never fatal
-            log.warning("ignoring unreadable vector index %s: %s", path, exc)
-            return None
-        self._ann = ann
-        return int(meta["seq"])
+            # Copied from the view, not re-read from its file: another process may have
+            # written newer files and removed this generation since it was opened.
+            self._ann = Index.restore(self._ann.save())
+            self._ann_view = False
+        return self._ann
 
-    def reconcile_ann(self, deleted_rowids: list[int]) -> None:
-        """After :meth:`load_ann`: add rows the saved graph lacks, drop deleted ones."""
-        if self._ann is None:
+    # ------------------------------------------------------------ files
+
+    @property
+    def ann_saved(self) -> bool:
+        """Whether the graph is the one in the vector files (opened or written)."""
+        return self._graph_file is not None
+
+    def save_ann(self, path: Path, seq: int) -> None:
+        """Write the base as files in folder ``path`` if it changed (see
+        :mod:`.vector_files`); a delta is folded in first when it is worth it."""
+        if self.base is None:
             return
-        for rowid in deleted_rowids:
-            if self._ann.contains(rowid):
-                self._ann.remove(rowid)
-                self.ann_dirty = True
-        live = np.flatnonzero(self.status[: self.n] != DELETED)
-        if live.size:
-            present = np.asarray(self._ann.contains(self.keys[live]), dtype=bool)
-            missing = live[~present]
-            if missing.size:
-                self._ann.add(self.keys[missing], self.mat[missing])
-                self.ann_dirty = True
+        if self.delta.live and (self.ann_dirty or self.delta.live >= MERGE_MIN):
+            self.build_ann()
+        if not self.ann_dirty and self._changes < MERGE_MIN:
+            return
+        projects = sorted(self._projects, key=self._projects.__getitem__)
+        self._graph_file, self._vectors_file = vector_files.write(
+            path,
+            seq=seq,
+            dim=self.dim,
+            projects=projects,
+            graph=self._ann,
+            graph_file=self._graph_file,
+            vectors=self.base.vecs[: self.base.n],
+            vectors_file=self._vectors_file,
+            columns=self.base.arrays(),
+        )
+        self.ann_dirty = False
+        self._changes = 0
+
+    def load_ann(self, path: Path) -> int | None:
+        """Open the files in folder ``path`` as the base (memory-mapped, nothing read);
+        returns the store sequence number they reflect, or None. The caller replays the
+        changes after it and checks :meth:`matches` against the database."""
+        snap = vector_files.read(path, self.dim)
+        if snap is None:
+            return None
+        self.base = Rows(self.dim, arrays=snap.columns, vecs=snap.vectors, sorted_keys=True)
+        self._projects = {p: i for i, p in enumerate(snap.projects)}
+        self._ann = snap.graph
+        self._ann_view = True
+        self._graph_file, self._vectors_file = snap.graph_file, snap.vectors_file
+        self.ann_dirty = False
+        self._changes = 0
+        return snap.seq
+
+    def sample(self) -> list[int]:
+        """A few base rowids spread over the base, for :meth:`matches`."""
+        if self.base is None or self.base.n == 0:
+            return []
+        picks = np.linspace(0, self.base.n - 1, min(SAMPLE, self.base.n)).astype(np.int64)
+        return sorted({int(self.base.keys[p]) for p in picks})
+
+    def matches(self, fetch: Callable[[list[int]], dict[int, np.ndarray]]) -> bool:
+        """Whether the opened files belong to this database: the sampled rows' vectors,
+        as ``fetch`` reads them from it, equal the saved float16 copies."""
+        keys = self.sample()
+        if not keys or self.base is None:
+            return False
+        found = fetch(keys)
+        compared = 0
+        for rowid in keys:
+            p = self.base.find(rowid)
+            assert p is not None
+            if self.base.status[p] == DELETED:
+                continue  # deleted since (the caller replayed the tombstones)
+            vec = found.get(rowid)
+            saved = self.base.vecs[p].astype(np.float32)
+            if vec is None or vec.shape != saved.shape:
+                return False
+            if not np.allclose(saved, vec, rtol=2e-3, atol=1e-4):
+                return False
+            compared += 1
+        return compared > 0
 
     def search_many(
         self, queries: np.ndarray, k: int, flt: SearchFilter, min_similarity: float = -1.0
     ) -> list[list[tuple[int, float]]]:
         """:meth:`search` for each row of ``queries`` (no tag filter) without the hits
-        below ``min_similarity``, for a batch of writes: the filter's mask is read
-        once; exact answers come from one matrix product per block of queries, graph
-        answers from one graph call at ``WRITE_EXPANSION`` (a duplicate or conflict is
-        near), candidates re-checked and re-scored as :meth:`search` does. A query
-        whose candidates the filter thins out is answered by :meth:`search`."""
-        if self.n == 0 or k <= 0:
-            return [[] for _ in queries]
-        if self._ann is None and len(self) >= self.ann_threshold:
-            self.build_ann()
-        mask = self._mask(flt, slice(0, self.n), None)
+        below ``min_similarity``, for a batch of writes. The delta answers with one
+        matrix product per block of queries; the base with one graph call at
+        ``WRITE_EXPANSION`` (a duplicate or conflict is near), its candidates re-checked
+        and re-scored as :meth:`search` does. A query whose graph candidates the filter
+        thins out, or a filter that leaves few base rows, is answered as by :meth:`search`."""
         qs = np.asarray(queries, dtype=np.float32)
-        out: list[list[tuple[int, float]]] = []
-        if self._ann is not None and int(mask.sum()) > self.ann_threshold:
-            want = min(max(k * 4, 40), len(self))
-            breadth = self._ann.expansion_search
-            self._ann.expansion_search = max(WRITE_EXPANSION, want)
-            try:  # one thread, as BLAS: a busy machine must not stall a split search
-                found = self._ann.search(qs, want, threads=1)
-            finally:
-                self._ann.expansion_search = breadth
-            keys = np.asarray(found.keys, dtype=np.int64).reshape(len(qs), -1)
-            pos = np.fromiter((self.pos.get(int(x), -1) for x in keys.ravel()), np.int64)
-            pos = pos.reshape(keys.shape)
-            ok = pos >= 0
-            ok[ok] = self._mask(flt, pos[ok], None)
-            for q, p_row, ok_row in zip(qs, pos, ok, strict=True):
-                if ok_row.sum() < k:  # thinned out by the filter: the one-query path
-                    hits = self.search(q, k, flt)
-                else:
-                    cand = p_row[ok_row]
-                    sims = self.mat[cand] @ q
-                    top = np.argsort(-sims, kind="stable")[:k]
-                    hits = [(int(self.keys[cand[i]]), float(sims[i])) for i in top]
-                out.append([h for h in hits if h[1] >= min_similarity])
-            return out
-        idx = np.flatnonzero(mask)
-        if idx.size == 0:
+        if k <= 0 or len(self) == 0:
             return [[] for _ in qs]
-        rows = self.mat[idx] if idx.size < self.n else self.mat[: self.n]
-        for start in range(0, len(qs), 256):  # bounds the block of similarities held
-            sims = qs[start : start + 256] @ rows.T
-            for row in sims:
-                cand = np.flatnonzero(row >= min_similarity)
-                if cand.size > k:
-                    cand = cand[np.argpartition(-row[cand], k - 1)[:k]]
-                cand = cand[np.argsort(-row[cand], kind="stable")]
-                out.append([(int(self.keys[idx[i]]), float(row[i])) for i in cand])
+        self._fold_if_due()
+        found: list[list[tuple[int, float]]] = [[] for _ in qs]
+        if self.base is not None and self.base.live:
+            found = self._base_many(self.base, qs, k, flt)
+        if self.delta.live:
+            delta = self.delta
+            idx = np.flatnonzero(delta.mask(flt, slice(0, delta.n), None, self._projects))
+            if idx.size:
+                rows = delta.vecs[idx] if idx.size < delta.n else delta.vecs[: delta.n]
+                for start in range(0, len(qs), 256):  # bounds the block of similarities
+                    sims = qs[start : start + 256] @ rows.T
+                    for j, row in enumerate(sims, start):
+                        take = min(k, idx.size)
+                        top = np.argpartition(-row, take - 1)[:take]
+                        more = [(int(delta.keys[idx[i]]), float(row[i])) for i in top]
+                        found[j] = sorted(found[j] + more, key=lambda h: -h[1])[:k]
+        return [[h for h in hits if h[1] >= min_similarity] for hits in found]
+
+    def _base_many(
+        self, base: Rows, qs: np.ndarray, k: int, flt: SearchFilter
+    ) -> list[list[tuple[int, float]]]:
+        narrowed = (
+            flt.project_mode != "any" or flt.types is not None or flt.max_sensitivity is not None
+        )
+        if narrowed and int(base.mask(flt, slice(0, base.n), None, self._projects).sum()) <= (
+            self.ann_threshold
+        ):
+            return [self._search_base(base, q, k, flt, None) for q in qs]
+        assert self._ann is not None
+        want = min(max(k * 4, 40), len(self._ann))
+        breadth = self._ann.expansion_search
+        self._ann.expansion_search = max(WRITE_EXPANSION, want)
+        try:  # one thread, as BLAS: a busy machine must not stall a split search
+            result = self._ann.search(qs, want, threads=1)
+        finally:
+            self._ann.expansion_search = breadth
+        keys = np.asarray(result.keys, dtype=np.int64).reshape(len(qs), -1)
+        out: list[list[tuple[int, float]]] = []
+        for q, row in zip(qs, keys, strict=True):
+            positions = base.find_many(row)
+            positions = positions[positions >= 0]
+            ok = base.mask(flt, positions, None, self._projects)
+            if int(ok.sum()) < min(k, base.live):  # thinned out: the one-query path
+                out.append(self._search_base(base, q, k, flt, None))
+            else:
+                out.append(base.top(q, k, positions[ok]))
         return out
