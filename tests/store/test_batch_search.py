@@ -37,8 +37,13 @@ def index_of(x: np.ndarray, threshold: int, rare_every: int = 0) -> VectorIndex:
 
 
 def allowed(index: VectorIndex, flt: SearchFilter) -> set[int]:
-    keep = index._mask(flt, slice(0, index.n), None)
-    return {int(k) for k in index.keys[: index.n][keep]}
+    """The rowids passing ``flt``, read from the index's base and delta columns."""
+    keep: set[int] = set()
+    for part in (index.base, index.delta):
+        if part is not None and part.n:
+            mask = part.mask(flt, slice(0, part.n), None, index._projects)
+            keep.update(int(k) for k in part.keys[: part.n][mask])
+    return keep
 
 
 def exact_case(project: str, noise: float, step: int):
@@ -74,9 +79,9 @@ def test_graph_batches_find_the_near_rows_and_respect_the_filter() -> None:
     rows = np.arange(2, 6000, 17)
     rows = rows[(rows % 2 == 0) & (rows % 11 != 0)]  # active rows of p0
     queries = near(x, rows, 0.02)
-    keep = allowed(index, flt)
     batch = index.search_many(queries, 5, flt)
-    assert index._ann is not None
+    assert index.base is not None and index.base.live  # the graph answered
+    keep = allowed(index, flt)
     overlap = []
     for row, q, got in zip(rows, queries, batch, strict=True):
         assert got and got[0][0] == int(row) + 1  # the planted near-duplicate comes first
@@ -84,8 +89,8 @@ def test_graph_batches_find_the_near_rows_and_respect_the_filter() -> None:
         sims = x @ q
         exact = [i + 1 for i in np.argsort(-sims) if i + 1 in keep][:5]
         overlap.append(len({h[0] for h in got} & set(exact)) / 5)
-        for key, sim in got:
-            assert sim == pytest.approx(float(sims[key - 1]), abs=1e-5)
+        for key, sim in got:  # re-scored from the base's float16 copies
+            assert sim == pytest.approx(float(sims[key - 1]), abs=2e-3)
     assert float(np.mean(overlap)) >= 0.95
 
 
@@ -93,9 +98,10 @@ def test_a_selective_filter_in_a_graph_store_is_answered_exactly() -> None:
     x = clustered(6000)
     index = index_of(x, threshold=500, rare_every=40)
     flt = SearchFilter(project="rare", project_mode="exact")
-    keep = allowed(index, flt)
     queries = near(x, np.arange(0, 6000, 40)[:50], 0.05)
-    for q, got in zip(queries, index.search_many(queries, 5, flt), strict=True):
+    batch = index.search_many(queries, 5, flt)
+    keep = allowed(index, flt)
+    for q, got in zip(queries, batch, strict=True):
         sims = x @ q
         exact = [i + 1 for i in np.argsort(-sims) if i + 1 in keep][:5]
         assert [h[0] for h in got] == exact

@@ -99,7 +99,9 @@ def test_a_reopened_store_views_its_files_and_answers_as_before(db_path):
         assert index._ann_view and index.delta.n == 0 and len(index) == len(x)
         assert overlap(store, x) >= 0.98
         keep = np.arange(len(x)) % 3 == 1
-        assert overlap(store, x, keep, project="p1", project_mode="exact") == 1.0
+        # A selective filter is answered exactly over the float16 copies: only a near
+        # tie at the tenth place may differ from float32 brute force.
+        assert overlap(store, x, keep, project="p1", project_mode="exact") >= 0.98
     finally:
         store.close()
 
