@@ -7,6 +7,8 @@ migrate the database exactly once.
 
 from __future__ import annotations
 
+from memloom.store.migration_sql import LEDGER_AGENT
+
 MIGRATIONS: list[str] = [
     # 1: the whole model of SQLite's five migrations, plus owners and API tokens
     """
@@ -178,15 +180,7 @@ MIGRATIONS: list[str] = [
     """,
     # 4: which coding agent a ledger row's session belongs to (``memloom status``
     # per agent); rows written before are named by their key's shape
-    """
-    ALTER TABLE ledger ADD COLUMN agent TEXT;
-    UPDATE ledger SET agent = CASE
-        WHEN path LIKE 'codex:%' THEN 'codex'
-        WHEN path LIKE 'gemini:%' THEN 'gemini-cli'
-        WHEN path LIKE 'copilot:%' OR path LIKE 'copilot-legacy:%' THEN 'copilot-cli'
-        WHEN path LIKE '%.aider.chat.history.md' THEN 'aider'
-        ELSE 'claude-code' END;
-    """,
+    LEDGER_AGENT,
     # 5: what the prompt hooks showed each agent session (never shown twice)
     """
     CREATE TABLE capture_injected (

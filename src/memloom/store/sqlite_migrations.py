@@ -6,6 +6,8 @@ in one transaction each, so an older database is upgraded in place.
 
 from __future__ import annotations
 
+from memloom.store.migration_sql import LEDGER_AGENT
+
 MIGRATIONS: list[str] = [
     # 1: memories, tags, meta
     """
@@ -141,13 +143,5 @@ MIGRATIONS: list[str] = [
     """,
     # 7: which coding agent a ledger row's session belongs to (``memloom status``
     # per agent); rows written before are named by their key's shape
-    """
-    ALTER TABLE ledger ADD COLUMN agent TEXT;
-    UPDATE ledger SET agent = CASE
-        WHEN path LIKE 'codex:%' THEN 'codex'
-        WHEN path LIKE 'gemini:%' THEN 'gemini-cli'
-        WHEN path LIKE 'copilot:%' OR path LIKE 'copilot-legacy:%' THEN 'copilot-cli'
-        WHEN path LIKE '%.aider.chat.history.md' THEN 'aider'
-        ELSE 'claude-code' END;
-    """,
+    LEDGER_AGENT,
 ]

@@ -22,19 +22,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memloom.agents.base import (
-    DiscoverOptions,
-    Discovery,
-    Env,
-    HookEvent,
-    HooksChange,
-    ParseResult,
-    SessionFile,
-)
-from memloom.agents.files import open_regular
+from memloom.agents.adapter import AgentAdapter
 from memloom.errors import NotificationRefused, SettingsError
+
+if TYPE_CHECKING:
+    from memloom.agents.base import DiscoverOptions, Env, HookEvent, HooksChange
 
 __all__ = ["NO_HOOKS", "Aider"]
 
@@ -45,12 +39,15 @@ NO_HOOKS = (
 )
 
 
-class Aider:
-    """:class:`memloom.agents.base.Agent` for Aider."""
+class Aider(AgentAdapter):
+    """:class:`memloom.agents.base.Agent` for Aider.
+
+    Ledger identity: the history's path (append-only, never moved by Aider).
+    """
 
     name = "aider"
-    rereads_whole = False
     key = "aider"
+    reader = "parse:parse_history"
 
     def __init__(self, roots: Iterable[str | os.PathLike[str]] | None = None) -> None:
         #: Project roots to look in (folders; a history sits at a root or its git root).
@@ -70,46 +67,11 @@ class Aider:
 
         return any(p.is_file() for p in candidates(self._roots()))
 
-    def discover(self, options: DiscoverOptions) -> Discovery:
-        from memloom.agents.aider import discover as found
-
-        if options.paths:
-            return found.discover_paths([Path(p) for p in options.paths], project=options.project)
+    def discover_root(self, options: DiscoverOptions) -> list[Path]:
+        """The known project roots, plus ``options.root`` when given."""
         # ``DiscoverOptions.roots`` if the protocol grows it; else the adapter's own.
         given = getattr(options, "roots", None)
-        roots = [*(Path(r) for r in given or ()), *self._roots(options.root)]
-        return found.discover(
-            roots,
-            days=options.days,
-            max_sessions=options.max_sessions,
-            project=options.project,
-            quiet_seconds=options.quiet_seconds,
-            now=options.now,
-        )
-
-    def read(
-        self,
-        path: Path,
-        *,
-        start_offset: int = 0,
-        start_line: int = 0,
-        final: bool = False,
-        seen: set[str] | None = None,
-    ) -> ParseResult:
-        from memloom.agents.aider.parse import parse_history
-
-        return parse_history(
-            path, start_offset=start_offset, start_line=start_line, final=final, seen=seen
-        )
-
-    def read_bytes(self, data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
-        from memloom.agents.aider.parse import parse_bytes
-
-        return parse_bytes(data, first_line=first_line, final=final)
-
-    def open(self, path: Path) -> Any:
-        """The raw file (watermarks are over its bytes); never blocks on a FIFO."""
-        return open_regular(path)
+        return [*(Path(r) for r in given or ()), *self._roots(options.root)]
 
     def recognises(self, path: Path) -> bool:
         """Whether ``path`` is an Aider chat history by its first bytes (for ``--path``)."""
@@ -125,10 +87,6 @@ class Aider:
     def use_project_roots(self, roots: Sequence[Path]) -> None:
         """Look for histories in these project folders from now on."""
         self.roots = [Path(r) for r in roots]
-
-    def ledger_identity(self, file: SessionFile) -> str:
-        """The history's path: append-only, never moved by Aider."""
-        return str(file.path)
 
     def project_of(self, path: Path) -> str | None:
         """The folder the history is in (Aider writes it at the repository root)."""
@@ -149,6 +107,8 @@ class Aider:
 
     def remove_hooks(self, env: Env | None = None) -> HooksChange:
         """Nothing was installed, so nothing changes (``disconnect --all`` stays quiet)."""
+        from memloom.agents.base import HooksChange
+
         return HooksChange(self.settings_path(env), None, False, [])
 
     def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Unpack
 
+from memloom.agents import discovery
 from memloom.agents.base import Discovery, SessionFile
 from memloom.agents.files import open_regular
 
@@ -67,19 +68,10 @@ def _session_file(path: Path, st: os.stat_result) -> SessionFile:
     return SessionFile(path, f"aider:{path}", str(path.parent), st.st_size, st.st_mtime)
 
 
-def discover(
-    roots: Iterable[Path],
-    *,
-    days: float | None = 14,
-    max_sessions: int | None = 20,
-    project: str | None = None,
-    quiet_seconds: float = 300,
-    now: float | None = None,
-) -> Discovery:
+def discover(roots: Iterable[Path], **rules: Unpack[discovery.Rules]) -> Discovery:
     """The histories at the known ``roots``, newest first."""
     out = Discovery()
-    now = time.time() if now is None else now
-    needle = project.casefold() if project else None
+    pick = discovery.Selection(**rules)
     kept: list[SessionFile] = []
     realpaths: set[str] = set()
     for path in candidates(roots):
@@ -90,25 +82,14 @@ def discover(
         if not stat.S_ISREG(st.st_mode):
             out.skip("not_transcripts", path)
             continue
-        real = os.path.realpath(path)
-        if real in realpaths:
+        if not discovery.first_visit(realpaths, path):
             continue
-        realpaths.add(real)
         sf = _session_file(path, st)
-        if needle is not None and needle not in sf.project_dir.casefold():
+        if pick.needle is not None and pick.needle not in sf.project_dir.casefold():
             out.skip("project_filter", path)
-        elif sf.mtime > now - quiet_seconds:
-            out.skip("active", path)
-        elif days is not None and sf.mtime < now - days * 86400.0:
-            out.skip("outside_window", path)
-        else:
+        elif pick.keeps(out, path, sf.mtime):
             kept.append(sf)
-    kept.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
-    if max_sessions is not None and len(kept) > max_sessions:
-        for sf in kept[max(max_sessions, 0) :]:
-            out.skip("over_cap", sf.path)
-        kept = kept[: max(max_sessions, 0)]
-    out.files = kept
+    out.files = pick.newest_first(out, kept)
     return out
 
 
@@ -133,35 +114,22 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
     found: list[SessionFile] = []
 
     def consider(path: Path, named: bool) -> None:
-        try:
-            st = path.stat()
-        except OSError:
-            out.skip("missing", path)
+        if not named and path.name != HISTORY_FILE:
+            return  # a folder walk looks for histories by name only
+        st = discovery.regular_stat(path, out)
+        if st is None:
             return
-        if not stat.S_ISREG(st.st_mode) or (named and not _is_history(path)):
+        if named and not _is_history(path):
             out.skip("not_transcripts", path)
             return
-        real = os.path.realpath(path)
-        if real in seen:
+        if not discovery.first_visit(seen, path):
             return
-        seen.add(real)
         sf = _session_file(path, st)
         if needle is not None and needle not in sf.project_dir.casefold():
             out.skip("project_filter", path)
             return
         found.append(sf)
 
-    for given in paths:
-        p = Path(given).expanduser()
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames[:] = sorted(d for d in dirnames if d not in _PRUNE)
-                if HISTORY_FILE in filenames:
-                    consider(Path(dirpath) / HISTORY_FILE, named=False)
-        elif p.exists() or p.is_symlink():
-            consider(p, named=True)
-        else:
-            out.skip("missing", p)
-    found.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
-    out.files = found
+    discovery.walk_named(paths, out, consider, prune=_PRUNE, links=True)
+    out.files = discovery.newest_first(out, found)
     return out

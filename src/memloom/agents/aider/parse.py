@@ -41,8 +41,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
+from memloom.agents.base import ParseResult, Unit
 from memloom.agents.files import open_regular
+from memloom.agents.reading import blocks, check_watermark, resume, stamp, without_memloom
 
 __all__ = [
     "DROP_REASONS",
@@ -68,14 +69,6 @@ MAX_LINE_BYTES = 32 << 20
 #: How far back a resumed read looks for its session's header.
 HEADER_SCAN_BYTES = 64 << 20
 
-_MEMLOOM_RE = re.compile(
-    r"^[ \t]*"
-    + re.escape(MEMLOOM_CONTEXT_OPEN)
-    + r".*?(?:"
-    + re.escape(MEMLOOM_CONTEXT_CLOSE)
-    + r"|\Z)",
-    re.S | re.M,
-)
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
 _NUL_LINE_RE = re.compile(r"^[ \t]*\x00[\x00 \t]*$", re.M)
 _CR_RE = re.compile(r"\r$", re.M)
@@ -92,9 +85,7 @@ _TOKEN_RE = re.compile(
 def _clean(text: str) -> str:
     """Without memloom's own block. (Text decoded from UTF-8 with replacement holds no
     lone surrogates, and NULs were removed per line, so nothing else needs cleaning.)"""
-    if MEMLOOM_CONTEXT_OPEN in text:
-        text = _MEMLOOM_RE.sub("", text)
-    return text.strip()
+    return without_memloom(text).strip()
 
 
 def _iso(header_ts: str | None) -> str | None:
@@ -336,13 +327,10 @@ def parse_bytes(
     start in (for bytes cut from the middle of a file).
     """
     h = _History(file_label, header_ts)
-    lines, consumed = _run(
+    counts = _run(
         h, (data,) if data else (), first_line=first_line, final=final, continuation=False
     )
-    res = h.finish()
-    res.lines_read = first_line - 1 + lines
-    res.end_offset = consumed
-    return res
+    return stamp(h.finish(), counts, first_line=first_line)
 
 
 def header_before(f: Any, offset: int) -> str | None:
@@ -369,21 +357,13 @@ def header_before(f: Any, offset: int) -> str | None:
     return None
 
 
-def _blocks(f: Any) -> Iterator[bytes]:
-    while True:
-        block = f.read(BLOCK_SIZE)
-        if not block:
-            return
-        yield block
-
-
 def parse_history(
     path: Path,
     *,
     start_offset: int = 0,
     start_line: int = 0,
-    final: bool = False,
     seen: set[str] | None = None,
+    final: bool = False,
 ) -> ParseResult:
     """Read ``path`` from a watermark (byte offset + line count).
 
@@ -391,28 +371,21 @@ def parse_history(
     under ``duplicate_id``). Raises ``ValueError`` for an offset past the end,
     ``OSError`` when unreadable or not a regular file.
     """
-    if start_offset < 0 or start_line < 0:
-        raise ValueError("start_offset and start_line must be >= 0")
+    check_watermark(start_offset, start_line)
     label = str(Path(path).absolute())
     with open_regular(path) as f:
-        size = f.seek(0, 2)
-        if start_offset > size:
-            raise ValueError(
-                f"start_offset {start_offset} is beyond the end of {path} ({size} bytes)"
-            )
+        continuation = resume(f, path, start_offset)
         header_ts = header_before(f, start_offset) if start_offset else None
-        continuation = False
-        if start_offset > 0:
-            f.seek(start_offset - 1)
-            continuation = f.read(1) != b"\n"
         f.seek(start_offset)
         h = _History(label, header_ts)
-        lines, consumed = _run(
-            h, _blocks(f), first_line=start_line + 1, final=final, continuation=continuation
+        counts = _run(
+            h,
+            blocks(f, BLOCK_SIZE),
+            first_line=start_line + 1,
+            final=final,
+            continuation=continuation,
         )
-    res = h.finish()
-    res.lines_read = start_line + lines
-    res.end_offset = start_offset + consumed
+    res = stamp(h.finish(), counts, first_line=start_line + 1, offset=start_offset)
     res.cwd = str(Path(label).parent)
     if seen is not None:
         kept = []

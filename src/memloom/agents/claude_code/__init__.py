@@ -8,22 +8,13 @@ The submodules load when first used, so the hook fast path reads only what it ne
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memloom.agents.claude_code import home as _home
+from memloom.agents.adapter import AgentAdapter
 
 if TYPE_CHECKING:  # the hook fast path never loads the protocol module
-    from memloom.agents.base import (
-        DiscoverOptions,
-        Discovery,
-        Env,
-        HookEvent,
-        HooksChange,
-        ParseResult,
-        SessionFile,
-    )
+    from memloom.agents.base import ParseResult
 
 __all__ = ["ClaudeCode"]
 
@@ -33,56 +24,23 @@ _RECORD_TYPES = frozenset(
 )
 
 
-class ClaudeCode:
-    """:class:`memloom.agents.base.Agent` for Claude Code."""
+class ClaudeCode(AgentAdapter):
+    """:class:`memloom.agents.base.Agent` for Claude Code.
+
+    Ledger identity: the transcript's path (Claude Code never moves or renames a
+    session file). ``format_context``: Claude Code adds a UserPromptSubmit or
+    SessionStart hook's plain stdout to the context as it is.
+    """
 
     name = "claude-code"
-    rereads_whole = False
+    home_at = "home:claude_root"
+    transcripts_at = "home:projects_dir"
+    settings_at = "home:settings_path"
 
-    def home(self, env: Env | None = None) -> Path:
-        return _home.claude_root(env)
-
-    def found(self, env: Env | None = None) -> bool:
-        return self.home(env).is_dir()
-
-    def discover(self, options: DiscoverOptions) -> Discovery:
-        from memloom.agents.claude_code import discover as found
-
-        if options.paths:
-            return found.discover_paths([Path(p) for p in options.paths], project=options.project)
-        return found.discover(
-            options.root,
-            days=options.days,
-            max_sessions=options.max_sessions,
-            project=options.project,
-            quiet_seconds=options.quiet_seconds,
-            now=options.now,
-        )
-
-    def read(
-        self,
-        path: Path,
-        *,
-        start_offset: int = 0,
-        start_line: int = 0,
-        final: bool = False,
-        seen: set[str] | None = None,
-    ) -> ParseResult:
+    def read(self, path: Path, *, seen: set[str] | None = None, **watermark: Any) -> ParseResult:
         from memloom.agents.claude_code.parse import parse_transcript
 
-        return parse_transcript(
-            path, start_offset=start_offset, start_line=start_line, seen_uuids=seen, final=final
-        )
-
-    def read_bytes(self, data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
-        from memloom.agents.claude_code.parse import parse_bytes
-
-        return parse_bytes(data, first_line=first_line, final=final)
-
-    def format_context(self, event: str, text: str) -> str:
-        """Claude Code adds a UserPromptSubmit or SessionStart hook's plain stdout
-        to the context as it is."""
-        return text
+        return parse_transcript(path, seen_uuids=seen, **watermark)
 
     def recognises(self, path: Path) -> bool:
         """A Claude Code transcript: JSON lines of its record types carrying its ids."""
@@ -94,52 +52,3 @@ class ClaudeCode:
             and ("sessionId" in r or "uuid" in r or "leafUuid" in r)
             for r in head_records(read_head(path))
         )
-
-    def open(self, path: Path) -> Any:
-        """The transcript's raw bytes (Claude Code never compresses a session)."""
-        from memloom.agents.files import open_regular
-
-        return open_regular(path)
-
-    def use_project_roots(self, roots: Sequence[Path]) -> None:
-        """Sessions live in the agent's home, not in projects: nothing to do."""
-
-    def ledger_identity(self, file: SessionFile) -> str:
-        """The transcript's path: Claude Code never moves or renames a session file."""
-        return str(file.path)
-
-    def project_of(self, path: Path) -> str | None:
-        from memloom.agents.claude_code.discover import session_project
-
-        return session_project(path)
-
-    def transcripts_root(self, env: Env | None = None) -> Path:
-        return _home.projects_dir(env)
-
-    def settings_path(self, env: Env | None = None) -> Path:
-        return _home.settings_path(env)
-
-    def install_hooks(
-        self, command: str, *, recall: bool = True, env: Env | None = None
-    ) -> HooksChange:
-        from memloom.agents.claude_code.hooks import install
-
-        return install(command, recall=recall, env=env)
-
-    def remove_hooks(self, env: Env | None = None) -> HooksChange:
-        from memloom.agents.claude_code.hooks import remove
-
-        return remove(env)
-
-    def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
-        from memloom.agents.claude_code.hooks import installed
-
-        return installed(env)
-
-    def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
-        from memloom.agents.claude_code.payload import parse_hook_payload
-
-        return parse_hook_payload(payload, env)
-
-    def __repr__(self) -> str:
-        return "ClaudeCode()"

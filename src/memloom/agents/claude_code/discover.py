@@ -30,11 +30,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
-import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Unpack
 
+from memloom.agents import discovery
 from memloom.agents.base import SKIP_REASONS, Discovery, SessionFile
 from memloom.agents.claude_code.home import claude_root
 
@@ -169,25 +169,9 @@ def _project_of(path: Path, st: os.stat_result | None, fallback: str) -> str:
     return found
 
 
-def _walk_session_dir(d: str, out: Discovery) -> None:
-    """Count the files inside a ``<session-uuid>/`` folder (sidecars and metadata)."""
-    try:
-        it = os.scandir(d)
-    except OSError:
-        return
-    with it:
-        for e in it:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    _walk_session_dir(e.path, out)
-                    continue
-            except OSError:
-                continue
-            name = e.name
-            if name.endswith(".jsonl") and name != "journal.jsonl":
-                out.skip("sidecars", e.path)
-            else:
-                out.skip("not_transcripts", e.path)
+def _session_dir_sidecar(name: str) -> bool:
+    """A file inside a ``<session-uuid>/`` folder that is a sidecar (else metadata)."""
+    return name.endswith(".jsonl") and name != "journal.jsonl"
 
 
 def _projects_dir(root: Path) -> Path:
@@ -197,15 +181,7 @@ def _projects_dir(root: Path) -> Path:
     return projects
 
 
-def discover(
-    root: Path | None = None,
-    *,
-    days: float | None = 14,
-    max_sessions: int | None = 20,
-    project: str | None = None,
-    quiet_seconds: float = 300,
-    now: float | None = None,
-) -> Discovery:
+def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Discovery:
     """Main transcripts under ``<root>/projects/*/``, newest first.
 
     ``root`` defaults to :func:`claude_root` (a ``projects`` folder itself is
@@ -215,17 +191,10 @@ def discover(
     module docstring for the order in which skip rules apply.
     """
     out = Discovery()
-    now = time.time() if now is None else now
+    pick = discovery.Selection(**rules)
     projects = _projects_dir(claude_root() if root is None else Path(root))
-    needle = project.casefold() if project else None
     candidates: list[SessionFile] = []
-    try:
-        top = os.scandir(projects)
-    except OSError:
-        return out
-    with top:
-        project_dirs = sorted((e for e in top), key=lambda e: e.name)
-    for pd in project_dirs:
+    for pd in discovery.scan_sorted(projects):
         try:
             if not pd.is_dir():
                 out.skip("not_transcripts", pd.path)
@@ -243,19 +212,17 @@ def discover(
                 continue
             if is_dir:
                 if _SESSION_DIR_RE.match(name):
-                    _walk_session_dir(e.path, out)
+                    discovery.count_sidecars(e.path, out, _session_dir_sidecar)
                 continue  # e.g. memory/: not part of the session files
             if SESSION_NAME_RE.match(name):
-                try:
-                    st = e.stat()
-                except OSError:
-                    out.skip("missing", e.path)
-                    continue
-                if not stat.S_ISREG(st.st_mode):  # a FIFO would hang the reader
-                    out.skip("not_transcripts", e.path)
+                st = discovery.regular_stat(e, out)
+                if st is None:
                     continue
                 path = Path(e.path)
-                if needle is not None and needle not in _project_of(path, st, pd.name).casefold():
+                if (
+                    pick.needle is not None
+                    and pick.needle not in _project_of(path, st, pd.name).casefold()
+                ):
                     out.skip("project_filter", path)
                     continue
                 candidates.append(SessionFile(path, name[:-6], pd.name, st.st_size, st.st_mtime))
@@ -263,34 +230,9 @@ def discover(
                 out.skip("sidecars", e.path)
             else:
                 out.skip("not_transcripts", e.path)
-    _apply_time_rules(out, candidates, now, quiet_seconds, days, max_sessions)
+    kept = [sf for sf in candidates if pick.keeps(out, sf.path, sf.mtime)]
+    out.files = pick.newest_first(out, kept)
     return out
-
-
-def _apply_time_rules(
-    out: Discovery,
-    candidates: list[SessionFile],
-    now: float,
-    quiet_seconds: float,
-    days: float | None,
-    max_sessions: int | None,
-) -> None:
-    quiet_after = now - quiet_seconds
-    window_start = None if days is None else now - days * 86400.0
-    kept: list[SessionFile] = []
-    for sf in candidates:
-        if sf.mtime > quiet_after:
-            out.skip("active", sf.path)
-        elif window_start is not None and sf.mtime < window_start:
-            out.skip("outside_window", sf.path)
-        else:
-            kept.append(sf)
-    kept.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
-    if max_sessions is not None and len(kept) > max_sessions:
-        for sf in kept[max(max_sessions, 0) :]:
-            out.skip("over_cap", sf.path)
-        kept = kept[: max(max_sessions, 0)]
-    out.files = kept
 
 
 def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Discovery:
@@ -322,7 +264,7 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
     seen: set[str] = set()
     found: list[SessionFile] = []
 
-    def consider(path: Path) -> None:
+    def consider(path: Path, named: bool) -> None:
         name = path.name
         in_sidecar_dir = _in_sidecar_area(path)
         if not name.endswith(".jsonl"):
@@ -334,35 +276,15 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
         if name == "journal.jsonl" and in_sidecar_dir:
             out.skip("not_transcripts", path)
             return
-        try:
-            st = path.stat()
-        except OSError:
-            out.skip("missing", path)
+        st = discovery.regular_stat(path, out)  # FIFOs, devices: never opened
+        if st is None or not discovery.first_visit(seen, path):
             return
-        if not stat.S_ISREG(st.st_mode):  # FIFOs, devices: never opened
-            out.skip("not_transcripts", path)
-            return
-        key = os.path.realpath(path)
-        if key in seen:
-            return
-        seen.add(key)
         parent = path.parent.name
         if needle is not None and needle not in _project_of(path, st, parent).casefold():
             out.skip("project_filter", path)
             return
         found.append(SessionFile(path, path.stem, parent, st.st_size, st.st_mtime))
 
-    for given in paths:
-        p = Path(given).expanduser()
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                for fn in sorted(filenames):
-                    consider(Path(dirpath) / fn)
-        elif p.exists():
-            consider(p)
-        else:
-            out.skip("missing", p)
-    found.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
-    out.files = found
+    discovery.walk_named(paths, out, consider)
+    out.files = discovery.newest_first(out, found)
     return out

@@ -119,13 +119,21 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
-from memloom.agents.files import line_segments, open_regular
+from memloom.agents.files import open_regular
+from memloom.agents.reading import (
+    LineReader,
+    Watermark,
+    decode_line,
+    read_from,
+    read_lines,
+    safe_text,
+    without_memloom,
+)
 
 __all__ = [
     "COMPACT_SUMMARY_PREFIX",
@@ -191,31 +199,15 @@ RECOVER_WORK = 4
 #: Queued prompts tracked at once (real queues hold a handful).
 MAX_QUEUED = 64
 
-_MEMLOOM_RE = re.compile(
-    r"^[ \t]*"
-    + re.escape(MEMLOOM_CONTEXT_OPEN)
-    + r".*?(?:"
-    + re.escape(MEMLOOM_CONTEXT_CLOSE)
-    + r"|\Z)",
-    re.S | re.M,
-)
 _SYSREM_OPEN_RE = re.compile(r"^[ \t]*<system-reminder>", re.M)
 _SYSREM_CLOSE = "</system-reminder>"
 _IDE_RE = re.compile(r"\A(?:\s*<(ide_[\w-]*)\b[^>]*>.*?</\1>)+", re.S)
 _BARE_SLASH_RE = re.compile(r"/[A-Za-z][\w:.-]*")
 _WS = " \t\r\n"
 _WS_RE = re.compile(r"[ \t\r\n]*")
-_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
 
 
 # --------------------------------------------------------------------------- text
-
-
-def _safe(text: str) -> str:
-    """``text`` without lone surrogates (-> U+FFFD) and NULs: storable and sendable."""
-    if _UNSAFE_RE.search(text) is None:
-        return text
-    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
 
 
 def _strip_system_reminders(text: str) -> str:
@@ -253,9 +245,7 @@ def _between(text: str, open_tag: str, close_tag: str) -> str | None:
 
 
 def _clean(text: str, *, user: bool) -> str:
-    text = _safe(text)
-    if MEMLOOM_CONTEXT_OPEN in text:
-        text = _MEMLOOM_RE.sub("", text)
+    text = without_memloom(safe_text(text))
     if "<system-reminder>" in text:
         text = _strip_system_reminders(text)
     if user and "<ide_" in text:
@@ -330,7 +320,6 @@ def _content_texts(content: Any) -> tuple[list[str], bool]:
 
 _decoder = json.JSONDecoder()
 _raw_decode = _decoder.raw_decode
-_loads = _decoder.decode
 
 
 def _skip_ws(s: str, i: int, n: int) -> int:
@@ -381,35 +370,12 @@ def _recover(s: str, i: int, n: int) -> list[Any]:
 
 def _decode_line(raw: bytes) -> tuple[list[Any], int]:
     """Decode one physical line: (values, number of corrupt segments)."""
-    had_nul = False
-    if b"\x00" in raw:
-        raw = raw.replace(b"\x00", b"")
-        had_nul = True
-    s = raw.decode("utf-8", "replace")
-    if s.startswith("\ufeff"):
-        s = s[1:]
-    try:
-        return [_loads(s)], 0
-    except (ValueError, RecursionError):
-        pass
-    n = len(s)
-    i = _skip_ws(s, 0, n)
-    if i >= n:
-        return [], 1 if had_nul else 0
-    values: list[Any] = []
-    bad = 0
-    while True:
-        i = _skip_ws(s, i, n)
-        if i >= n:
-            break
-        try:
-            obj, i = _raw_decode(s, i)
-        except (ValueError, RecursionError):
-            bad += 1
-            values.extend(_recover(s, i, n))
-            break
-        values.append(obj)
-    return values, bad
+    return decode_line(raw, _resync)
+
+
+def _resync(s: str, i: int, failures: int) -> tuple[list[Any], int]:
+    """After a corrupt record at ``i``: what :func:`_recover` finds; the line ends there."""
+    return _recover(s, i, len(s)), len(s)
 
 
 # --------------------------------------------------------------------------- parser
@@ -426,7 +392,9 @@ class _Queued:
         self.cleaned = _cleaned(self.text)
 
 
-class _Parser:
+class _Parser(LineReader):
+    decode = staticmethod(_decode_line)
+
     def __init__(self, seen_uuids: set[str] | None) -> None:
         self.seen: set[str] = seen_uuids if seen_uuids is not None else set()
         self.res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0))
@@ -437,19 +405,6 @@ class _Parser:
         self.pending: deque[_Queued] = deque()
         self.candidates: list[_Queued] = []
         self.user_texts: list[tuple[int, str]] | None = None  # tracked once an enqueue is seen
-
-    # -- lines
-    def feed(self, raw: bytes, line: int) -> None:
-        values, bad = _decode_line(raw)
-        self.res.malformed += bad
-        self.process(values, line)
-
-    def process(self, values: list[Any], line: int) -> None:
-        for obj in values:
-            if isinstance(obj, dict):
-                self.record(obj, line)
-            else:
-                self.res.malformed += 1
 
     # -- records
     def record(self, o: dict[str, Any], line: int) -> None:
@@ -604,52 +559,10 @@ def _cleaned(text: str) -> str:
 
 
 def _str(v: Any) -> str | None:
-    return _safe(v) if isinstance(v, str) else None
+    return safe_text(v) if isinstance(v, str) else None
 
 
-# --------------------------------------------------------------------------- driver
-
-
-def _run(
-    p: _Parser,
-    blocks: Iterable[bytes],
-    *,
-    first_line: int,
-    final: bool,
-    continuation: bool = False,
-) -> tuple[int, int]:
-    """Feed the lines of ``blocks`` to ``p``: returns (lines consumed, bytes consumed)."""
-    line = first_line - 1  # number of the last physical line fed
-    consumed = 0
-    cont = continuation
-    for seg, length, terminated in line_segments(blocks, MAX_LINE_BYTES):
-        if cont:  # the rest of the physical line before the start offset
-            cont, this_line = False, first_line - 1
-        else:
-            this_line = line + 1
-        if terminated:
-            consumed += length + 1
-            line = max(line, this_line)
-            if seg is None:
-                p.res.oversized += 1
-            elif seg:
-                p.feed(seg, this_line)
-            continue
-        # An unterminated last segment.
-        if seg is None:
-            if not final:  # may still be being written: leave it for the next call
-                return line - first_line + 1, consumed
-            p.res.oversized += 1
-        elif final:
-            p.feed(seg, this_line)
-        else:
-            values, bad = _decode_line(seg)
-            if bad or not values or not all(isinstance(v, dict) for v in values):
-                return line - first_line + 1, consumed
-            p.process(values, this_line)
-        consumed += length
-        line = max(line, this_line)
-    return line - first_line + 1, consumed
+# --------------------------------------------------------------------------- entry points
 
 
 def parse_bytes(
@@ -664,20 +577,10 @@ def parse_bytes(
     ``first_line`` is the physical line number of the first line of ``data``.
     ``end_offset`` is relative to the start of ``data``.
     """
-    p = _Parser(seen_uuids)
-    lines, consumed = _run(p, (data,) if data else (), first_line=first_line, final=final)
-    res = p.finish()
-    res.lines_read = first_line - 1 + lines
-    res.end_offset = consumed
-    return res
-
-
-def _blocks(f: Any, size: int) -> Iterator[bytes]:
-    while True:
-        block = f.read(size)
-        if not block:
-            return
-        yield block
+    chunks = (data,) if data else ()
+    return read_lines(
+        _Parser(seen_uuids), chunks, limit=MAX_LINE_BYTES, first_line=first_line, final=final
+    )
 
 
 def parse_transcript(
@@ -698,28 +601,8 @@ def parse_transcript(
     or is not a regular file (a FIFO, device or folder is never read: opening is
     non-blocking, so a FIFO put in a transcript's place cannot hang the caller).
     """
-    if start_offset < 0 or start_line < 0:
-        raise ValueError("start_offset and start_line must be >= 0")
-    p = _Parser(seen_uuids)
+    at = Watermark(start_offset, start_line, seen_uuids, final)
     with open_regular(path) as f:
-        size = f.seek(0, 2)
-        if start_offset > size:
-            raise ValueError(
-                f"start_offset {start_offset} is beyond the end of {path} ({size} bytes)"
-            )
-        continuation = False
-        if start_offset > 0:
-            f.seek(start_offset - 1)
-            continuation = f.read(1) != b"\n"
-        f.seek(start_offset)
-        lines, consumed = _run(
-            p,
-            _blocks(f, BLOCK_SIZE),
-            first_line=start_line + 1,
-            final=final,
-            continuation=continuation,
+        return read_from(
+            _Parser(seen_uuids), f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES
         )
-    res = p.finish()
-    res.lines_read = start_line + lines
-    res.end_offset = start_offset + consumed
-    return res

@@ -48,12 +48,12 @@ import json
 import os
 import re
 import stat
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
+from memloom.agents import discovery
 from memloom.agents.base import Discovery, SessionFile
 from memloom.agents.codex.home import ARCHIVED_DIR, SESSIONS_DIR, codex_home
 from memloom.agents.codex.parse import project_root
@@ -202,14 +202,6 @@ def _walk_counting(d: str, out: Discovery) -> None:
             out.skip("not_transcripts", os.path.join(dirpath, fn))
 
 
-def _scan(d: str) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(d) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-
-
 def _is_dir(e: os.DirEntry[str]) -> bool:
     try:
         return e.is_dir(follow_symlinks=False)
@@ -219,7 +211,7 @@ def _is_dir(e: os.DirEntry[str]) -> bool:
 
 def _rollouts_in(d: str, out: Discovery, found: list[tuple[Path, os.stat_result]]) -> None:
     """The rollouts directly in ``d`` (plain wins over its .zst), others counted."""
-    entries = _scan(d)
+    entries = discovery.scan_sorted(d)
     names = {e.name for e in entries}
     for e in entries:
         if _is_dir(e):
@@ -243,15 +235,15 @@ def _candidates(home: Path, out: Discovery) -> list[tuple[Path, os.stat_result]]
     sessions = home / SESSIONS_DIR
     if not sessions.is_dir() and home.name == SESSIONS_DIR and home.is_dir():
         sessions, home = home, home.parent  # a sessions folder given itself
-    for year in _scan(os.fspath(sessions)):
+    for year in discovery.scan_sorted(os.fspath(sessions)):
         if not (_is_dir(year) and _YEAR_RE.match(year.name)):
             _count_stray(year, out)
             continue
-        for month in _scan(year.path):
+        for month in discovery.scan_sorted(year.path):
             if not (_is_dir(month) and _MD_RE.match(month.name)):
                 _count_stray(month, out)
                 continue
-            for day in _scan(month.path):
+            for day in discovery.scan_sorted(month.path):
                 if not (_is_dir(day) and _MD_RE.match(day.name)):
                     _count_stray(day, out)
                     continue
@@ -276,15 +268,7 @@ def _matches(project: str, head: Head | None) -> bool:
     return needle in project_root(head.cwd).casefold() or needle in head.cwd.casefold()
 
 
-def discover(
-    root: Path | None = None,
-    *,
-    days: float | None = 14,
-    max_sessions: int | None = 20,
-    project: str | None = None,
-    quiet_seconds: float = 300,
-    now: float | None = None,
-) -> Discovery:
+def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Discovery:
     """Rollouts under ``<root>/sessions/Y/M/D/`` and ``<root>/archived_sessions/``, newest first.
 
     ``root`` defaults to the Codex home (a ``sessions`` folder itself is accepted
@@ -293,34 +277,24 @@ def discover(
     root. See the module docstring for the order of the skip rules.
     """
     out = Discovery()
-    now = time.time() if now is None else now
+    pick = discovery.Selection(**rules)
     home = codex_home() if root is None else Path(root)
-    quiet_after = now - quiet_seconds
-    window_start = None if days is None else now - days * 86400.0
     kept: list[tuple[Path, os.stat_result]] = []
     for path, st in _candidates(home, out):
-        if project and not _matches(project, read_head(path, st)):
+        if pick.project and not _matches(pick.project, read_head(path, st)):
             out.skip("project_filter", path)
-        elif st.st_mtime > quiet_after:
-            out.skip("active", path)
-        elif window_start is not None and st.st_mtime < window_start:
-            out.skip("outside_window", path)
-        else:
+        elif pick.keeps(out, path, st.st_mtime):
             kept.append((path, st))
-    kept.sort(key=lambda c: (-c[1].st_mtime, os.fspath(c[0])))
-    files = _finish(kept, out)
-    if max_sessions is not None and len(files) > max_sessions:
-        for sf in files[max(max_sessions, 0) :]:
-            out.skip("over_cap", sf.path)
-        files = files[: max(max_sessions, 0)]
+    files = pick.newest_first(out, _finish(kept, out))
     out.files = [_sized(sf) for sf in files]
     return out
 
 
 def _finish(kept: list[tuple[Path, os.stat_result]], out: Discovery) -> list[SessionFile]:
-    """Sidecars out, one file per thread id (the first, i.e. newest, wins)."""
+    """Sidecars out, one file per thread id (the newest wins), newest first."""
     files: list[SessionFile] = []
     ids: set[str] = set()
+    kept.sort(key=lambda c: (-c[1].st_mtime, os.fspath(c[0])))
     for path, st in kept:
         head = read_head(path, st)
         if head is not None and head.subagent:
@@ -363,42 +337,24 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
     seen: set[str] = set()
     kept: list[tuple[Path, os.stat_result]] = []
 
-    def consider(path: Path, *, named: bool) -> None:
+    def consider(path: Path, named: bool) -> None:
         name = path.name
         if not (name.endswith((".jsonl", ".jsonl.zst")) and (named or is_rollout_name(name))):
             out.skip("not_transcripts", path)
             return
-        try:
-            st = path.stat()
-        except OSError:
-            out.skip("missing", path)
-            return
-        if not stat.S_ISREG(st.st_mode):
-            out.skip("not_transcripts", path)
+        st = discovery.regular_stat(path, out)
+        if st is None:
             return
         if name.endswith(ZST_SUFFIX) and path.with_name(plain_name(name)).exists():
             out.skip("superseded", path)
             return
-        key = os.path.realpath(path)
-        if key in seen:
+        if not discovery.first_visit(seen, path):
             return
-        seen.add(key)
         if project and not _matches(project, read_head(path, st)):
             out.skip("project_filter", path)
             return
         kept.append((path, st))
 
-    for given in paths:
-        p = Path(given).expanduser()
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                for fn in sorted(filenames):
-                    consider(Path(dirpath) / fn, named=False)
-        elif p.exists():
-            consider(p, named=True)
-        else:
-            out.skip("missing", p)
-    kept.sort(key=lambda c: (-c[1].st_mtime, os.fspath(c[0])))
+    discovery.walk_named(paths, out, consider)
     out.files = [_sized(sf) for sf in _finish(kept, out)]
     return out

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memloom.agents import hookfile
 from memloom.agents.base import HooksChange
 from memloom.agents.codex.home import config_path, hooks_path
 from memloom.errors import SettingsError
@@ -66,7 +67,7 @@ __all__ = [
     "remove",
 ]
 
-BACKUP_SUFFIX = ".memloom-backup"
+BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 STATE_SUFFIX = ".memloom-state"
 #: event -> (hook subcommand, timeout in seconds, report key)
 EVENTS: dict[str, tuple[str, int, str]] = {
@@ -122,44 +123,11 @@ def _load_json(path: Path) -> tuple[dict[str, Any], str | None]:
     raw = _read_text(path)
     if raw is None or not raw.strip():
         return {}, raw
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it and run again "
-            "- memloom has not changed it"
-        ) from exc
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} does not hold a JSON object; memloom has not changed it")
-    if "hooks" in data and not isinstance(data["hooks"], dict):
-        raise SettingsError(f"'hooks' in {path} is not an object; memloom has not changed it")
-    return data, raw
-
-
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".memloom-tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    return hookfile.parse_settings(path, raw), raw
 
 
 def _json_text(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _backup(path: Path) -> Path | None:
-    """Copy ``path`` to ``<path>.memloom-backup`` once (never overwritten)."""
-    if not path.exists():
-        return None
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
-    if not backup.exists():
-        shutil.copy2(path, backup)
-    return backup
 
 
 def _state_path(env: Mapping[str, str] | None) -> Path:
@@ -184,33 +152,11 @@ def _sha(text: str) -> str:
 
 def _strip(hooks: dict[str, Any]) -> dict[str, Any]:
     """``hooks`` without memloom's handlers (emptied groups and events removed)."""
-    out: dict[str, Any] = {}
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            out[event] = groups
-            continue
-        kept = []
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                handlers = [h for h in group["hooks"] if not is_memloom_hook(h)]
-                if not handlers and group["hooks"]:
-                    continue
-                group = {**group, "hooks": handlers}
-            kept.append(group)
-        if kept:
-            out[event] = kept
-    return out
+    return hookfile.strip_handlers(hooks, is_memloom_hook)
 
 
-def _memloom_handlers(hooks: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    found: dict[str, list[dict[str, Any]]] = {}
-    for event, groups in hooks.items():
-        for group in groups if isinstance(groups, list) else []:
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            for h in handlers if isinstance(handlers, list) else []:
-                if is_memloom_hook(h):
-                    found.setdefault(event, []).append(h)
-    return found
+def _memloom_handlers(hooks: dict[str, Any]) -> dict[str, list[Any]]:
+    return hookfile.memloom_handlers(hooks, is_memloom_hook)
 
 
 def _wanted(command: str, recall: bool) -> dict[str, list[dict[str, Any]]]:
@@ -313,15 +259,15 @@ def install(
                 "created": hraw is None,
                 "original_sha256": None if hraw is None else _sha(hraw),
             }
-        backup = _backup(hpath)
-        _write_text(hpath, _json_text(new_data))
+        backup = hookfile.backup_once(hpath)
+        hookfile.write_atomic(hpath, _json_text(new_data))
     if new_ctext != ctext and new_ctext is not None:
         config_state["original_sha256"] = None if ctext is None else _sha(ctext)
-        config_backup = _backup(cpath)
-        _write_text(cpath, new_ctext)
+        config_backup = hookfile.backup_once(cpath)
+        hookfile.write_atomic(cpath, new_ctext)
         state["config"] = config_state
     if changed:
-        _write_text(_state_path(env), _json_text(state))
+        hookfile.write_atomic(_state_path(env), _json_text(state))
         notes.insert(0, TRUST_NOTE)
     return CodexHooksChange(
         settings_path=hpath,
@@ -350,7 +296,7 @@ def _write_or_restore(path: Path, new_text: str, original_sha: Any, same: Any) -
             shutil.copy2(backup, tmp)
             os.replace(tmp, path)
             return
-    _write_text(path, new_text)
+    hookfile.write_atomic(path, new_text)
 
 
 def _remove_hooks_json(path: Path, state: dict[str, Any]) -> bool:

@@ -80,15 +80,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
-from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
+from memloom.agents.base import MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
 from memloom.agents.codex.stream import open_session
 from memloom.agents.files import line_segments
+from memloom.agents.reading import (
+    LineReader,
+    Resume,
+    Watermark,
+    blocks,
+    decode_line,
+    read_lines,
+    safe_text,
+    without_memloom,
+)
 
 __all__ = [
     "DROP_REASONS",
@@ -167,35 +175,12 @@ def _legacy_item(kind: str) -> bool:
     return kind in _LEGACY_KINDS or kind.endswith("_output")
 
 
-_MEMLOOM_RE = re.compile(
-    r"^[ \t]*"
-    + re.escape(MEMLOOM_CONTEXT_OPEN)
-    + r".*?(?:"
-    + re.escape(MEMLOOM_CONTEXT_CLOSE)
-    + r"|\Z)",
-    re.S | re.M,
-)
-_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
-
 _decoder = json.JSONDecoder()
 _raw_decode = _decoder.raw_decode
 _WS = " \t\r\n"
 
 
 # --------------------------------------------------------------------------- text
-
-
-def _safe(text: str) -> str:
-    """``text`` without lone surrogates (-> U+FFFD) and NULs: storable and sendable."""
-    if _UNSAFE_RE.search(text) is None:
-        return text
-    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
-
-
-def _without_memloom(text: str) -> str:
-    if MEMLOOM_CONTEXT_OPEN in text:
-        return _MEMLOOM_RE.sub("", text)
-    return text
 
 
 def is_injected(text: str) -> bool:
@@ -220,16 +205,16 @@ def clean_user_text(text: str) -> tuple[str, bool]:
             return "", True
         text = stripped[at + len(IDE_REQUEST_MARKER) :]
         injected = True
-    cleaned = _without_memloom(_safe(text)).strip()
+    cleaned = without_memloom(safe_text(text)).strip()
     return cleaned, injected or (not cleaned and MEMLOOM_CONTEXT_OPEN in text)
 
 
 def _assistant_text(text: str) -> str:
-    return _without_memloom(_safe(text)).strip()
+    return without_memloom(safe_text(text)).strip()
 
 
 def _str(v: Any) -> str | None:
-    return _safe(v) if isinstance(v, str) else None
+    return safe_text(v) if isinstance(v, str) else None
 
 
 # --------------------------------------------------------------------------- project
@@ -282,45 +267,22 @@ def _project(cwd: str | None) -> str | None:
 
 def _decode_line(raw: bytes) -> tuple[list[Any], int]:
     """Decode one physical line: (values, number of corrupt segments)."""
-    had_nul = False
-    if b"\x00" in raw:
-        raw = raw.replace(b"\x00", b"")
-        had_nul = True
-    try:
-        return [json.loads(raw)], 0
-    except (ValueError, RecursionError):
-        pass
-    s = raw.decode("utf-8", "replace")
-    if s.startswith("\ufeff"):
-        s = s[1:]
+    return decode_line(raw, _resync, bytes_first=True)
+
+
+def _resync(s: str, i: int, failures: int) -> tuple[list[Any], int]:
+    """After a corrupt record at ``i``: resynchronise at the next record start from which
+    the rest of the line decodes (at most :data:`MAX_RECOVER` tries); the line ends there."""
     n = len(s)
-    i = len(s) - len(s.lstrip(_WS))
-    if i >= n:
-        return [], 1 if had_nul else 0
-    values: list[Any] = []
-    bad = 0
-    attempts = 0
-    while i < n:
-        try:
-            obj, i = _raw_decode(s, i)
-        except (ValueError, RecursionError):
-            bad += 1
-            # Resynchronise at the next record start from which the rest decodes.
-            recovered: list[Any] = []
-            j = s.find(_RECOVER_AT, i + 1)
-            while j != -1 and attempts < MAX_RECOVER:
-                attempts += 1
-                chain = _chain(s, j, n)
-                if chain is not None:
-                    recovered = chain
-                    break
-                j = s.find(_RECOVER_AT, j + 1)
-            values.extend(recovered)
+    j = s.find(_RECOVER_AT, i + 1)
+    for _ in range(MAX_RECOVER):
+        if j == -1:
             break
-        values.append(obj)
-        while i < n and s[i] in _WS:
-            i += 1
-    return values, bad
+        chain = _chain(s, j, n)
+        if chain is not None:
+            return chain, n
+        j = s.find(_RECOVER_AT, j + 1)
+    return [], n
 
 
 def _chain(s: str, i: int, n: int) -> list[Any] | None:
@@ -341,7 +303,9 @@ def _chain(s: str, i: int, n: int) -> list[Any] | None:
 # --------------------------------------------------------------------------- parser
 
 
-class _Parser:
+class _Parser(LineReader):
+    decode = staticmethod(_decode_line)
+
     def __init__(
         self,
         seen: set[str] | None,
@@ -359,18 +323,6 @@ class _Parser:
         self.session_cwd: str | None = None
         self.turn_cwd: str | None = None
         self.first_cwd: str | None = None
-
-    def feed(self, raw: bytes, line: int) -> None:
-        values, bad = _decode_line(raw)
-        self.res.malformed += bad
-        self.process(values, line)
-
-    def process(self, values: list[Any], line: int) -> None:
-        for obj in values:
-            if isinstance(obj, dict):
-                self.record(obj, line)
-            else:
-                self.res.malformed += 1
 
     def _cwd(self, value: Any) -> None:
         cwd = _str(value)
@@ -525,60 +477,13 @@ class _Parser:
 # --------------------------------------------------------------------------- driver
 
 
-def _run(
-    p: _Parser, blocks: Iterable[bytes], *, first_line: int, final: bool, continuation: bool
-) -> tuple[int, int]:
-    """Feed the lines of ``blocks`` to ``p``: (lines consumed, bytes consumed)."""
-    line = first_line - 1
-    consumed = 0
-    cont = continuation
-    for seg, length, terminated in line_segments(blocks, MAX_LINE_BYTES):
-        if cont:  # the rest of the physical line before the start offset
-            cont, this_line = False, first_line - 1
-        else:
-            this_line = line + 1
-        if terminated:
-            consumed += length + 1
-            line = max(line, this_line)
-            if seg is None:
-                p.res.oversized += 1
-            elif seg:
-                p.feed(seg, this_line)
-            continue
-        if seg is None:
-            if not final:
-                return line - first_line + 1, consumed
-            p.res.oversized += 1
-        elif final:
-            p.feed(seg, this_line)
-        else:
-            values, bad = _decode_line(seg)
-            if bad or not values or not all(isinstance(v, dict) for v in values):
-                return line - first_line + 1, consumed  # still being written
-            p.process(values, this_line)
-        consumed += length
-        line = max(line, this_line)
-    return line - first_line + 1, consumed
-
-
-def _blocks(f: Any, size: int, limit: int | None = None) -> Iterator[bytes]:
-    left = limit
-    while left is None or left > 0:
-        block = f.read(size if left is None else min(size, left))
-        if not block:
-            return
-        if left is not None:
-            left -= len(block)
-        yield block
-
-
 def _has_items_before(f: Any, end: int) -> bool:
     """Whether the first ``end`` bytes hold a response_item user/assistant message.
 
     Decides, when resuming, whether event_msg messages after the watermark are
     twins. Reads from the start and stops at the first one (line 2 in real files).
     """
-    for seg, _, terminated in line_segments(_blocks(f, BLOCK_SIZE, end), MAX_LINE_BYTES):
+    for seg, _, terminated in line_segments(blocks(f, BLOCK_SIZE, end), MAX_LINE_BYTES):
         if seg is None or not terminated or b'"response_item"' not in seg or b'"role"' not in seg:
             continue
         values, _ = _decode_line(seg)
@@ -601,52 +506,38 @@ def parse_bytes(
     ``first_line`` is the physical line number of the first line of ``data``;
     ``end_offset`` is relative to the start of ``data``.
     """
-    p = _Parser(seen)
-    lines, consumed = _run(
-        p, (data,) if data else (), first_line=first_line, final=final, continuation=False
+    chunks = (data,) if data else ()
+    return read_lines(
+        _Parser(seen), chunks, limit=MAX_LINE_BYTES, first_line=first_line, final=final
     )
-    res = p.finish()
-    res.lines_read = first_line - 1 + lines
-    res.end_offset = consumed
-    return res
 
 
-def parse_rollout(
-    path: Path,
-    *,
-    start_offset: int = 0,
-    start_line: int = 0,
-    seen: set[str] | None = None,
-    final: bool = False,
-) -> ParseResult:
-    """Stream ``path`` (plain or ``.zst``) from a watermark (byte offset + line count).
+def parse_rollout(path: Path, **resume: Unpack[Resume]) -> ParseResult:
+    """Stream ``path`` (plain or ``.zst``) from a watermark (:class:`.reading.Watermark`).
 
     Raises ``ValueError`` if ``start_offset`` is beyond the end of the content and
     ``OSError`` if the file cannot be read, is not a regular file or is corrupt zstd.
     """
-    if start_offset < 0 or start_line < 0:
-        raise ValueError("start_offset and start_line must be >= 0")
+    at = Watermark(**resume)
     has_items = False
-    if start_offset > 0:
+    if at.start_offset > 0:
         with open_session(path) as f:
-            has_items = _has_items_before(f, start_offset)
-    p = _Parser(seen, has_items=has_items)
+            has_items = _has_items_before(f, at.start_offset)
+    p = _Parser(at.seen, has_items=has_items)
     with open_session(path) as f:
         continuation = False
-        if start_offset > 0:
-            f.seek(start_offset - 1)
+        if at.start_offset > 0:  # a stream: no size to check, the byte before must exist
+            f.seek(at.start_offset - 1)
             before = f.read(1)
             if len(before) != 1:
-                raise ValueError(f"start_offset {start_offset} is beyond the end of {path}")
+                raise ValueError(f"start_offset {at.start_offset} is beyond the end of {path}")
             continuation = before != b"\n"
-        lines, consumed = _run(
+        return read_lines(
             p,
-            _blocks(f, BLOCK_SIZE),
-            first_line=start_line + 1,
-            final=final,
+            blocks(f, BLOCK_SIZE),
+            limit=MAX_LINE_BYTES,
+            first_line=at.start_line + 1,
+            offset=at.start_offset,
+            final=at.final,
             continuation=continuation,
         )
-    res = p.finish()
-    res.lines_read = start_line + lines
-    res.end_offset = start_offset + consumed
-    return res

@@ -25,11 +25,12 @@ import json
 import os
 import re
 import stat
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
+from memloom.agents import discovery
 from memloom.agents.base import Discovery, SessionFile
 from memloom.agents.copilot.home import LEGACY_DIR, SESSION_DIR, copilot_home
 from memloom.agents.files import open_regular
@@ -185,27 +186,13 @@ def _state_dir(root: Path) -> tuple[Path, Path]:
     return root / SESSION_DIR, root / LEGACY_DIR
 
 
-def discover(
-    root: Path | None = None,
-    *,
-    days: float | None = 14,
-    max_sessions: int | None = 20,
-    project: str | None = None,
-    quiet_seconds: float = 300,
-    now: float | None = None,
-) -> Discovery:
+def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Discovery:
     """Sessions under ``root`` (default: the Copilot home), newest first."""
     out = Discovery()
-    now = time.time() if now is None else now
+    pick = discovery.Selection(**rules)
     state, legacy = _state_dir(copilot_home() if root is None else Path(root))
-    needle = project.casefold() if project else None
     candidates: list[_Candidate] = []
-    try:
-        with os.scandir(state) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        entries = []
-    for e in entries:
+    for e in discovery.scan_sorted(state):
         try:
             is_dir = e.is_dir(follow_symlinks=False)
         except OSError:
@@ -219,15 +206,10 @@ def discover(
         except OSError:
             out.skip("not_transcripts", e.path)  # a session folder with no events (yet)
             continue
-        found = _consider_file(events, st, needle, out, session_id=e.name)
+        found = _consider_file(events, st, pick.needle, out, session_id=e.name)
         if found is not None:
             candidates.append(found)
-    try:
-        with os.scandir(legacy) as it:
-            old = sorted(it, key=lambda e: e.name)
-    except OSError:
-        old = []
-    for e in old:
+    for e in discovery.scan_sorted(legacy):
         path = Path(e.path)
         if not e.name.endswith(".json"):
             out.skip("not_transcripts", path)
@@ -237,38 +219,16 @@ def discover(
         except OSError:
             out.skip("missing", path)
             continue
-        found = _consider_file(path, st, needle, out)
+        found = _consider_file(path, st, pick.needle, out)
         if found is not None:
             candidates.append(found)
-    _apply_time_rules(out, candidates, now, quiet_seconds, days, max_sessions)
+    kept = [
+        c.file
+        for c in candidates
+        if pick.keeps(out, c.file.path, c.file.mtime, finished=c.finished)
+    ]
+    out.files = pick.newest_first(out, kept)
     return out
-
-
-def _apply_time_rules(
-    out: Discovery,
-    candidates: list[_Candidate],
-    now: float,
-    quiet_seconds: float,
-    days: float | None,
-    max_sessions: int | None,
-) -> None:
-    quiet_after = now - quiet_seconds
-    window_start = None if days is None else now - days * 86400.0
-    kept: list[SessionFile] = []
-    for c in candidates:
-        sf = c.file
-        if not c.finished and sf.mtime > quiet_after:
-            out.skip("active", sf.path)
-        elif window_start is not None and sf.mtime < window_start:
-            out.skip("outside_window", sf.path)
-        else:
-            kept.append(sf)
-    kept.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
-    if max_sessions is not None and len(kept) > max_sessions:
-        for sf in kept[max(max_sessions, 0) :]:
-            out.skip("over_cap", sf.path)
-        kept = kept[: max(max_sessions, 0)]
-    out.files = kept
 
 
 #: Files that sit beside ``events.jsonl`` in a session folder (never sessions themselves).
@@ -356,27 +316,14 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
         except OSError:
             out.skip("missing", path)
             return
-        key = os.path.realpath(path)
-        if key in seen:
+        if not discovery.first_visit(seen, path):
             return
-        seen.add(key)
         c = _consider_file(path, st, needle, out)
         if c is not None:
             found.append(c.file)
 
-    for given in paths:
-        p = Path(given).expanduser()
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                for fn in sorted(filenames):
-                    consider(Path(dirpath) / fn, named=False)
-        elif p.exists() or p.is_symlink():
-            consider(p, named=True)
-        else:
-            out.skip("missing", p)
-    found.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
-    out.files = found
+    discovery.walk_named(paths, out, consider, links=True)
+    out.files = discovery.newest_first(out, found)
     return out
 
 

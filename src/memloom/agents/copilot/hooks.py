@@ -33,14 +33,13 @@ Standard library only.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memloom.agents import hookfile
 from memloom.agents.base import HooksChange
 from memloom.agents.copilot.home import hooks_path
 from memloom.errors import SettingsError
@@ -59,7 +58,7 @@ __all__ = [
     "remove",
 ]
 
-BACKUP_SUFFIX = ".memloom-backup"
+BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 AGENT_FLAG = "--agent copilot"
 NOTIFY_EVENT = "sessionEnd"
 NOTIFY_TIMEOUT = 10
@@ -148,22 +147,10 @@ class _Parser:
         return SettingsError(f"{what} at line {line}")
 
     def ws(self, i: int) -> int:
-        s, n = self.s, self.n
-        while i < n:
-            c = s[i]
-            if c in " \t\r\n\ufeff":
-                i += 1
-            elif s.startswith("//", i):
-                j = s.find("\n", i)
-                i = n if j < 0 else j + 1
-            elif s.startswith("/*", i):
-                j = s.find("*/", i + 2)
-                if j < 0:
-                    raise self.fail(i, "unterminated comment")
-                i = j + 2
-            else:
-                break
-        return i
+        try:
+            return hookfile.skip_blank(self.s, i)
+        except hookfile.UnterminatedComment as exc:
+            raise self.fail(exc.pos, "unterminated comment") from None
 
     def value(self, i: int, depth: int = 0) -> Node:
         if depth > 200:
@@ -312,18 +299,9 @@ def _delete_child(text: str, container: Node, index: int) -> str:
 
 
 def _read(path: Path) -> str | None:
-    """The file's text, None if missing or empty; ``SettingsError`` if not UTF-8."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise SettingsError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SettingsError(f"{path} is not UTF-8 text; memloom has not changed it") from None
-    return text if text.strip() else None
+    """The file's text, None if missing or empty; ``SettingsError`` if unreadable."""
+    text = hookfile.read_settings(path)
+    return text if text is not None and text.strip() else None
 
 
 def _tree(path: Path, text: str) -> Node:
@@ -345,18 +323,6 @@ def _tree(path: Path, text: str) -> Node:
                     f"'hooks.{m.key}' in {path} is not a list; memloom has not changed it"
                 )
     return root
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".memloom-tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(text.encode("utf-8"))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def _memloom_entries(root: Node) -> dict[str, list[dict[str, Any]]]:
@@ -462,12 +428,8 @@ def install(
         check = _tree(path, new)  # never write what does not parse
         if _memloom_entries(check) != {e: [v] for e, v in wanted.items()}:
             raise SettingsError(f"could not merge memloom's hooks into {path}; it is unchanged")
-    backup = None
-    if path.exists():
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        if not backup.exists():
-            shutil.copy2(path, backup)
-    _write(path, new)
+    backup = hookfile.backup_once(path)
+    hookfile.write_atomic(path, new)
     return HooksChange(path, backup, True, list(wanted))
 
 
@@ -486,7 +448,7 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
     if not backup.exists() and leftover in ({"version": 1}, {}):
         path.unlink()  # memloom created the file and nothing else is in it
     else:
-        _write(path, new)
+        hookfile.write_atomic(path, new)
     return HooksChange(path, None, True, [])
 
 

@@ -38,12 +38,22 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
-from memloom.agents.files import line_segments, open_regular
+from memloom.agents.base import ParseResult, Unit
+from memloom.agents.files import open_regular
+from memloom.agents.reading import (
+    LineReader,
+    Resume,
+    Watermark,
+    decode_line,
+    end_within,
+    read_from,
+    read_lines,
+    safe_text,
+    without_memloom,
+)
 
 __all__ = [
     "DROP_REASONS",
@@ -78,42 +88,22 @@ MAX_DOC_BYTES = 256 << 20
 #: Recovery attempts on one corrupt line (each scans at most the rest of the line).
 MAX_RECOVERIES = 16
 
-_MEMLOOM_RE = re.compile(
-    r"^[ \t]*"
-    + re.escape(MEMLOOM_CONTEXT_OPEN)
-    + r".*?(?:"
-    + re.escape(MEMLOOM_CONTEXT_CLOSE)
-    + r"|\Z)",
-    re.S | re.M,
-)
-_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
 _WS_RE = re.compile(r"[ \t\r\n]*")
 _RECORD_START = '{"type"'
 
 _decoder = json.JSONDecoder()
 _raw_decode = _decoder.raw_decode
-_loads = _decoder.decode
 
 
 # --------------------------------------------------------------------------- text
 
 
-def _safe(text: str) -> str:
-    """``text`` without lone surrogates (-> U+FFFD) and NULs: storable and sendable."""
-    if _UNSAFE_RE.search(text) is None:
-        return text
-    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
-
-
 def _clean(text: str) -> str:
-    text = _safe(text)
-    if MEMLOOM_CONTEXT_OPEN in text:
-        text = _MEMLOOM_RE.sub("", text)
-    return text.strip()
+    return without_memloom(safe_text(text)).strip()
 
 
 def _str(v: Any) -> str | None:
-    return _safe(v) if isinstance(v, str) and v else None
+    return safe_text(v) if isinstance(v, str) and v else None
 
 
 # --------------------------------------------------------------------------- events
@@ -121,39 +111,16 @@ def _str(v: Any) -> str | None:
 
 def _decode_line(raw: bytes) -> tuple[list[Any], int]:
     """One physical line: (decoded values, corrupt segments)."""
-    had_nul = False
-    if b"\x00" in raw:
-        raw = raw.replace(b"\x00", b"")
-        had_nul = True
-    s = raw.decode("utf-8", "replace")
-    if s.startswith("\ufeff"):
-        s = s[1:]
-    try:
-        return [_loads(s)], 0
-    except (ValueError, RecursionError):
-        pass
-    n = len(s)
-    i = _WS_RE.match(s, 0).end()  # type: ignore[union-attr]
-    if i >= n:
-        return [], 1 if had_nul else 0
-    values: list[Any] = []
-    bad = 0
-    tries = 0
-    while i < n:
-        try:
-            obj, i = _raw_decode(s, i)
-        except (ValueError, RecursionError):
-            if not bad:
-                bad = 1
-            tries += 1
-            j = s.find(_RECORD_START, i + 1)
-            if j < 0 or tries > MAX_RECOVERIES:
-                break
-            i = j
-            continue
-        values.append(obj)
-        i = _WS_RE.match(s, i).end()  # type: ignore[union-attr]
-    return values, bad
+    return decode_line(raw, _resync)
+
+
+def _resync(s: str, i: int, failures: int) -> tuple[list[Any], int]:
+    """After a corrupt record at ``i``: go on at the next record start (at most
+    :data:`MAX_RECOVERIES` times a line)."""
+    j = s.find(_RECORD_START, i + 1)
+    if j < 0 or failures > MAX_RECOVERIES:
+        return [], len(s)
+    return [], j
 
 
 def _family(kind: str) -> str:
@@ -168,8 +135,10 @@ def _family(kind: str) -> str:
     return "other_event"
 
 
-class _Events:
+class _Events(LineReader):
     """The events.jsonl record handler."""
+
+    decode = staticmethod(_decode_line)
 
     def __init__(self, seen: set[str] | None) -> None:
         self.seen: set[str] = seen if seen is not None else set()
@@ -177,18 +146,6 @@ class _Events:
         self.res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0))
         self.dropped = self.res.dropped
         self.units = self.res.units
-
-    def feed(self, raw: bytes, line: int) -> None:
-        values, bad = _decode_line(raw)
-        self.res.malformed += bad
-        self.process(values, line)
-
-    def process(self, values: list[Any], line: int) -> None:
-        for obj in values:
-            if isinstance(obj, dict):
-                self.record(obj, line)
-            else:
-                self.res.malformed += 1
 
     def record(self, o: dict[str, Any], line: int) -> None:
         res = self.res
@@ -248,84 +205,19 @@ class _Events:
         )
 
 
-def _run(
-    p: _Events, blocks: Iterable[bytes], *, first_line: int, final: bool, continuation: bool
-) -> tuple[int, int]:
-    """Feed the lines of ``blocks`` to ``p``: (lines consumed, bytes consumed)."""
-    line = first_line - 1
-    consumed = 0
-    cont = continuation
-    for seg, length, terminated in line_segments(blocks, MAX_LINE_BYTES):
-        if cont:  # the rest of the physical line before the start offset
-            cont, this_line = False, first_line - 1
-        else:
-            this_line = line + 1
-        if terminated:
-            consumed += length + 1
-            line = max(line, this_line)
-            if seg is None:
-                p.res.oversized += 1
-            elif seg:
-                p.feed(seg, this_line)
-            continue
-        if seg is None:
-            if not final:
-                break
-            p.res.oversized += 1
-        elif final:
-            p.feed(seg, this_line)
-        else:
-            values, bad = _decode_line(seg)
-            if bad or not values or not all(isinstance(v, dict) for v in values):
-                break  # may still be being written: leave it for the next call
-            p.process(values, this_line)
-        consumed += length
-        line = max(line, this_line)
-    return line - first_line + 1, consumed
-
-
 def parse_events_bytes(
     data: bytes, *, first_line: int = 1, seen: set[str] | None = None, final: bool = True
 ) -> ParseResult:
     """events.jsonl bytes already in memory; ``end_offset`` is relative to ``data``."""
-    p = _Events(seen)
-    lines, consumed = _run(
-        p, (data,) if data else (), first_line=first_line, final=final, continuation=False
+    chunks = (data,) if data else ()
+    return read_lines(
+        _Events(seen), chunks, limit=MAX_LINE_BYTES, first_line=first_line, final=final
     )
-    p.res.lines_read = first_line - 1 + lines
-    p.res.end_offset = consumed
-    return p.res
 
 
-def _blocks(f: Any) -> Iterator[bytes]:
-    while True:
-        block = f.read(BLOCK_SIZE)
-        if not block:
-            return
-        yield block
-
-
-def _parse_events_file(
-    path: Path, *, start_offset: int, start_line: int, seen: set[str] | None, final: bool
-) -> ParseResult:
-    p = _Events(seen)
+def _parse_events_file(path: Path, at: Watermark) -> ParseResult:
     with open_regular(path) as f:
-        size = f.seek(0, 2)
-        if start_offset > size:
-            raise ValueError(
-                f"start_offset {start_offset} is beyond the end of {path} ({size} bytes)"
-            )
-        continuation = False
-        if start_offset > 0:
-            f.seek(start_offset - 1)
-            continuation = f.read(1) != b"\n"
-        f.seek(start_offset)
-        lines, consumed = _run(
-            p, _blocks(f), first_line=start_line + 1, final=final, continuation=continuation
-        )
-    res = p.res
-    res.lines_read = start_line + lines
-    res.end_offset = start_offset + consumed
+        res = read_from(_Events(at.seen), f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES)
     if res.cwd is None:  # resumed past session.start, or it carries no context
         from memloom.agents.copilot.discover import session_project
 
@@ -492,15 +384,9 @@ class _LineCounter:
         return self.line
 
 
-def _parse_legacy_file(
-    path: Path, *, start_offset: int, start_line: int, seen: set[str] | None
-) -> ParseResult:
+def _parse_legacy_file(path: Path, at: Watermark) -> ParseResult:
     with open_regular(path) as f:
-        size = f.seek(0, 2)
-        if start_offset > size:
-            raise ValueError(
-                f"start_offset {start_offset} is beyond the end of {path} ({size} bytes)"
-            )
+        size = end_within(f, path, at.start_offset)
         if size > MAX_DOC_BYTES:
             res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0), oversized=1)
             res.end_offset = size
@@ -509,7 +395,8 @@ def _parse_legacy_file(
         data = f.read()
     # The ledger resumes only when the bytes before start_offset are unchanged, so
     # the entries on those lines were read before: skip them.
-    return parse_legacy_bytes(data, after_line=start_line if start_offset else 0, seen=seen)
+    after = at.start_line if at.start_offset else 0
+    return parse_legacy_bytes(data, after_line=after, seen=at.seen)
 
 
 # --------------------------------------------------------------------------- entry points
@@ -528,32 +415,20 @@ def _looks_legacy(head: bytes) -> bool:
     return not (isinstance(obj, dict) and isinstance(obj.get("type"), str))
 
 
-def parse_session(
-    path: Path,
-    *,
-    start_offset: int = 0,
-    start_line: int = 0,
-    seen: set[str] | None = None,
-    final: bool = False,
-) -> ParseResult:
+def parse_session(path: Path, **resume: Unpack[Resume]) -> ParseResult:
     """Read ``path`` from a watermark: ``.jsonl`` as events, ``.json`` as a legacy file.
 
     Raises ``ValueError`` for an offset past the end, ``OSError`` when unreadable
     or not a regular file.
     """
-    if start_offset < 0 or start_line < 0:
-        raise ValueError("start_offset and start_line must be >= 0")
+    at = Watermark(**resume)
     legacy = path.suffix == ".json"
     if path.suffix not in (".json", ".jsonl"):
         with open_regular(path) as f:
             legacy = _looks_legacy(f.read(4096))
     if legacy:
-        res = _parse_legacy_file(path, start_offset=start_offset, start_line=start_line, seen=seen)
-    else:
-        res = _parse_events_file(
-            path, start_offset=start_offset, start_line=start_line, seen=seen, final=final
-        )
-    return res
+        return _parse_legacy_file(path, at)
+    return _parse_events_file(path, at)
 
 
 def parse_bytes(data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:

@@ -11,25 +11,19 @@ are standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memloom.agents.base import (
-    DiscoverOptions,
-    Discovery,
-    Env,
-    HookEvent,
-    HooksChange,
-    ParseResult,
-    SessionFile,
-)
-from memloom.agents.gemini import home as _home
+from memloom.agents.adapter import AgentAdapter
+
+if TYPE_CHECKING:
+    from memloom.agents.base import ParseResult
 
 __all__ = ["GeminiCli"]
 
 
-class GeminiCli:
+class GeminiCli(AgentAdapter):
     """:class:`memloom.agents.base.Agent` for Google Gemini CLI.
 
     ``candidate_roots``: project roots known from elsewhere (other agents' cwds,
@@ -41,48 +35,26 @@ class GeminiCli:
     ``$set.messages`` and re-emitted ids need it; legacy ``.json`` files are
     rewritten whole), so the importer's uuid check must include this session's
     own records (see :meth:`read`).
+
+    Ledger identity: ``gemini:<sessionId>``: resume converts ``.json`` to ``.jsonl``
+    and Gemini migrates project folders, but the session id stays.
     """
 
     name = "gemini-cli"
     registry_name = "gemini"
     rereads_whole = True
+    home_at = "home:gemini_home"
+    transcripts_at = "home:tmp_dir"
+    settings_at = "home:settings_path"
+    ledger_prefix = "gemini"
 
     def __init__(self, candidate_roots: Iterable[str] = ()) -> None:
         self.candidate_roots: list[str] = list(candidate_roots)
 
-    def home(self, env: Env | None = None) -> Path:
-        return _home.gemini_home(env)
+    def discover_keywords(self) -> dict[str, Any]:
+        return {"candidates": list(self.candidate_roots)}
 
-    def found(self, env: Env | None = None) -> bool:
-        return self.home(env).is_dir()
-
-    def discover(self, options: DiscoverOptions) -> Discovery:
-        from memloom.agents.gemini import discover as found
-
-        roots = list(self.candidate_roots)
-        if options.paths:
-            return found.discover_paths(
-                [Path(p) for p in options.paths], project=options.project, candidates=roots
-            )
-        return found.discover(
-            options.root,
-            days=options.days,
-            max_sessions=options.max_sessions,
-            project=options.project,
-            quiet_seconds=options.quiet_seconds,
-            now=options.now,
-            candidates=roots,
-        )
-
-    def read(
-        self,
-        path: Path,
-        *,
-        start_offset: int = 0,
-        start_line: int = 0,
-        final: bool = False,
-        seen: set[str] | None = None,
-    ) -> ParseResult:
+    def read(self, path: Path, **watermark: Any) -> ParseResult:
         """The whole file folded; units new since the watermark (:mod:`.parse`).
 
         ``end_offset``/``lines_read`` are for the whole file; ``cwd`` is the project
@@ -92,9 +64,7 @@ class GeminiCli:
         from memloom.agents.gemini.discover import Head, session_project
         from memloom.agents.gemini.parse import parse_file
 
-        res, meta = parse_file(
-            path, start_offset=start_offset, start_line=start_line, final=final, seen=seen
-        )
+        res, meta = parse_file(path, **watermark)
         head = Head(True, meta.format, meta.session_id, meta.project_hash, meta.kind)
         match = session_project(Path(path), head, self.candidate_roots)
         res.cwd = match.root
@@ -106,12 +76,6 @@ class GeminiCli:
         from memloom.agents.gemini.parse import parse_bytes
 
         return parse_bytes(data, first_line=first_line, final=final)[0]
-
-    def open(self, path: Path) -> Any:
-        """The raw recording (watermarks are over its bytes); never blocks on a FIFO."""
-        from memloom.agents.files import open_regular
-
-        return open_regular(path)
 
     def use_project_roots(self, roots: Sequence[Path]) -> None:
         """Gemini records no working directory: these are the roots whose sha256 may
@@ -130,11 +94,6 @@ class GeminiCli:
             {"hookSpecificOutput": {"hookEventName": hook, "additionalContext": text}}
         )
 
-    def ledger_identity(self, file: SessionFile) -> str:
-        """``gemini:<sessionId>``: resume converts ``.json`` to ``.jsonl`` and Gemini
-        migrates project folders, but the session id stays."""
-        return f"gemini:{file.session_id}"
-
     def project_of(self, path: Path) -> str | None:
         return self.project_match(path).root
 
@@ -149,34 +108,3 @@ class GeminiCli:
         from memloom.agents.gemini.discover import read_head
 
         return read_head(Path(path)).is_session
-
-    def transcripts_root(self, env: Env | None = None) -> Path:
-        return _home.tmp_dir(env)
-
-    def settings_path(self, env: Env | None = None) -> Path:
-        return _home.settings_path(env)
-
-    def install_hooks(
-        self, command: str, *, recall: bool = True, env: Env | None = None
-    ) -> HooksChange:
-        from memloom.agents.gemini.hooks import install
-
-        return install(command, recall=recall, env=env)
-
-    def remove_hooks(self, env: Env | None = None) -> HooksChange:
-        from memloom.agents.gemini.hooks import remove
-
-        return remove(env)
-
-    def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
-        from memloom.agents.gemini.hooks import installed
-
-        return installed(env)
-
-    def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
-        from memloom.agents.gemini.payload import parse_hook_payload
-
-        return parse_hook_payload(payload, env)
-
-    def __repr__(self) -> str:
-        return "GeminiCli()"

@@ -45,12 +45,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
+from memloom.agents import discovery
 from memloom.agents.base import Discovery, SessionFile
 from memloom.agents.gemini import project as project_mod
 from memloom.agents.gemini.home import gemini_home
@@ -182,24 +182,9 @@ class _Candidate:
     folder: Path | None
 
 
-def _walk_sidecars(d: str, out: Discovery) -> None:
-    """Count the files inside a ``chats/<parentSessionId>/`` folder."""
-    try:
-        it = os.scandir(d)
-    except OSError:
-        return
-    with it:
-        for e in it:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    _walk_sidecars(e.path, out)
-                    continue
-            except OSError:
-                continue
-            if e.name.endswith((".jsonl", ".json")):
-                out.skip("sidecars", e.path)
-            else:
-                out.skip("not_transcripts", e.path)
+def _is_recording(name: str) -> bool:
+    """A ``.json``/``.jsonl`` file: in a ``chats/<parentSessionId>/`` folder, a sub-agent's."""
+    return name.endswith((".jsonl", ".json"))
 
 
 def _drop_converted(cands: list[_Candidate], out: Discovery) -> list[_Candidate]:
@@ -258,14 +243,7 @@ def _tmp_of(root: Path) -> Path:
 
 
 def discover(
-    root: Path | None = None,
-    *,
-    days: float | None = 14,
-    max_sessions: int | None = 20,
-    project: str | None = None,
-    quiet_seconds: float = 300,
-    now: float | None = None,
-    candidates: Sequence[str] = (),
+    root: Path | None = None, *, candidates: Sequence[str] = (), **rules: Unpack[discovery.Rules]
 ) -> Discovery:
     """Main sessions under ``<root>/tmp/*/chats/``, newest first (order of rules: module doc).
 
@@ -274,17 +252,10 @@ def discover(
     ``candidates``: project roots known from elsewhere (hashed against projectHash).
     """
     out = Discovery()
-    now = time.time() if now is None else now
+    pick = discovery.Selection(**rules)
     tmp = _tmp_of(gemini_home() if root is None else Path(root))
-    needle = project.casefold() if project else None
     found: list[_Candidate] = []
-    try:
-        top = os.scandir(tmp)
-    except OSError:
-        return out
-    with top:
-        folders = sorted((e for e in top), key=lambda e: e.name)
-    for pd in folders:
+    for pd in discovery.scan_sorted(tmp):
         try:
             if not pd.is_dir():
                 continue
@@ -299,43 +270,19 @@ def discover(
             except OSError:
                 continue
             if is_dir:
-                _walk_sidecars(e.path, out)
+                discovery.count_sidecars(e.path, out, _is_recording)
                 continue
             if not SESSION_NAME_RE.match(e.name):
                 out.skip("not_transcripts", e.path)
                 continue
-            try:
-                st = e.stat()
-            except OSError:
-                out.skip("missing", e.path)
-                continue
-            if not stat.S_ISREG(st.st_mode):  # a FIFO would hang the reader
-                out.skip("not_transcripts", e.path)
+            st = discovery.regular_stat(e, out)
+            if st is None:
                 continue
             found.append(_Candidate(Path(e.path), st, Path(pd.path)))
     found = _drop_converted(found, out)
-    quiet_after = now - quiet_seconds
-    window_start = None if days is None else now - days * 86400.0
-    timely: list[_Candidate] = []
-    for c in found:
-        if c.st.st_mtime > quiet_after:
-            out.skip("active", c.path)
-        elif window_start is not None and c.st.st_mtime < window_start:
-            out.skip("outside_window", c.path)
-        else:
-            timely.append(c)
-    files = _by_content(timely, out, needle, candidates)
-    _cap(out, files, max_sessions)
+    timely = [c for c in found if pick.keeps(out, c.path, c.st.st_mtime)]
+    out.files = pick.newest_first(out, _by_content(timely, out, pick.needle, candidates))
     return out
-
-
-def _cap(out: Discovery, files: list[SessionFile], max_sessions: int | None) -> None:
-    files.sort(key=lambda sf: (-sf.mtime, os.fspath(sf.path)))
-    if max_sessions is not None and len(files) > max_sessions:
-        for sf in files[max(max_sessions, 0) :]:
-            out.skip("over_cap", sf.path)
-        files = files[: max(max_sessions, 0)]
-    out.files = files
 
 
 def _in_sidecar_place(path: Path) -> bool:
@@ -360,19 +307,13 @@ def discover_paths(
     seen: set[str] = set()
     cands: list[_Candidate] = []
 
-    def consider(path: Path) -> None:
-        try:
-            st = path.stat()
-        except OSError:
-            out.skip("missing", path)
-            return
-        if not stat.S_ISREG(st.st_mode):
+    def consider(path: Path, named: bool) -> None:
+        if not named and path.suffix not in (".json", ".jsonl"):
             out.skip("not_transcripts", path)
             return
-        key = os.path.realpath(path)
-        if key in seen:
+        st = discovery.regular_stat(path, out)
+        if st is None or not discovery.first_visit(seen, path):
             return
-        seen.add(key)
         if path.suffix in (".json", ".jsonl") and _in_sidecar_place(path):
             out.skip("sidecars", path)
             return
@@ -381,21 +322,8 @@ def discover_paths(
             return
         cands.append(_Candidate(path, st, _project_folder(path)))
 
-    for given in paths:
-        p = Path(given).expanduser()
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                for fn in sorted(filenames):
-                    fp = Path(dirpath) / fn
-                    if fp.suffix in (".json", ".jsonl"):
-                        consider(fp)
-                    else:
-                        out.skip("not_transcripts", fp)
-        elif p.exists():
-            consider(p)
-        else:
-            out.skip("missing", p)
-    files = _by_content(_drop_converted(cands, out), out, needle, candidates)
-    _cap(out, files, None)
+    discovery.walk_named(paths, out, consider)
+    out.files = discovery.newest_first(
+        out, _by_content(_drop_converted(cands, out), out, needle, candidates)
+    )
     return out

@@ -20,13 +20,12 @@ file is replaced atomically. Standard library only.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memloom.agents import hookfile
 from memloom.agents.base import HooksChange
 from memloom.agents.gemini import jsonc
 from memloom.agents.gemini.home import settings_path
@@ -44,7 +43,7 @@ __all__ = [
     "remove",
 ]
 
-BACKUP_SUFFIX = ".memloom-backup"
+BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 AGENT_ARG = "--agent gemini"
 #: Gemini's hook timeouts are milliseconds (default 60 000).
 NOTIFY_TIMEOUT_MS = 10_000
@@ -100,22 +99,6 @@ def _group(command: str, event: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- file
 
 
-def _read(path: Path) -> str | None:
-    """The settings text, or None when there is no file."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise SettingsError(
-            f"cannot read {path}: {exc.strerror}; memloom has not changed it"
-        ) from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SettingsError(f"{path} is not UTF-8; memloom has not changed it") from exc
-
-
 def _parse(path: Path, text: str) -> jsonc.Node:
     try:
         root = jsonc.parse(text)
@@ -129,18 +112,6 @@ def _parse(path: Path, text: str) -> jsonc.Node:
     if found is not None and found[1].value.kind != "object":
         raise SettingsError(f"'hooks' in {path} is not an object; memloom has not changed it")
     return root
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".memloom-tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def _hooks_node(root: jsonc.Node) -> jsonc.Node | None:
@@ -230,7 +201,7 @@ def install(
 ) -> HooksChange:
     """Add memloom's capture hooks and, with ``recall``, its context hooks (module doc)."""
     path = settings_path(env)
-    original = _read(path)
+    original = hookfile.read_settings(path)
     text = original if original is not None and original.strip() else "{}\n"
     root = _parse(path, text)
     events = [event for event, spec in HOOKS.items() if recall or not spec[3]]
@@ -240,24 +211,20 @@ def install(
     new = _add(path, _strip(path, text), command, events)
     if new == original:
         return HooksChange(path, None, False, events)
-    backup = None
-    if original is not None:
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        if not backup.exists():
-            shutil.copy2(path, backup)
-    _write(path, new)
+    backup = hookfile.backup_once(path) if original is not None else None
+    hookfile.write_atomic(path, new)
     return HooksChange(path, backup, True, events)
 
 
 def remove(env: Mapping[str, str] | None = None) -> HooksChange:
     """Take out exactly memloom's handlers; every other byte stays as it was."""
     path = settings_path(env)
-    original = _read(path)
+    original = hookfile.read_settings(path)
     if original is None or not original.strip():
         return HooksChange(path, None, False, [])
     new = _strip(path, original)
     if new != original:
-        _write(path, new)
+        hookfile.write_atomic(path, new)
     return HooksChange(path, None, new != original, [])
 
 
@@ -266,7 +233,7 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
     found = {spec[4]: False for spec in HOOKS.values()}
     path = settings_path(env)
     try:
-        text = _read(path)
+        text = hookfile.read_settings(path)
         root = _parse(path, text) if text is not None and text.strip() else None
     except SettingsError:
         return {**found, "readable": False}

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memloom.agents.hookfile import UnterminatedComment, skip_blank
+
 __all__ = [
     "JsoncError",
     "Member",
@@ -75,22 +77,10 @@ class _Parser:
         return JsoncError(msg, self.s, pos)
 
     def skip(self, i: int) -> int:
-        s, n = self.s, self.n
-        while i < n:
-            c = s[i]
-            if c in " \t\r\n\ufeff":
-                i += 1
-            elif s.startswith("//", i):
-                j = s.find("\n", i)
-                i = n if j < 0 else j + 1
-            elif s.startswith("/*", i):
-                j = s.find("*/", i + 2)
-                if j < 0:
-                    raise self.fail("unterminated comment", i)
-                i = j + 2
-            else:
-                break
-        return i
+        try:
+            return skip_blank(self.s, i)
+        except UnterminatedComment as exc:
+            raise self.fail("unterminated comment", exc.pos) from None
 
     def value(self, i: int, depth: int) -> Node:
         if depth > 200:

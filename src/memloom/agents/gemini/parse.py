@@ -64,6 +64,7 @@ from typing import Any, BinaryIO
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
 from memloom.agents.files import open_regular
+from memloom.agents.reading import check_watermark, end_within, safe_text
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -117,7 +118,6 @@ DROP_REASONS = (
     "truncated",
 )
 
-_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
 _decoder = json.JSONDecoder()
 _raw_decode = _decoder.raw_decode
 _loads = _decoder.decode
@@ -136,13 +136,6 @@ class Meta:
 
 
 # --------------------------------------------------------------------------- text
-
-
-def _safe(text: str) -> str:
-    """Without lone surrogates (-> U+FFFD) and NULs: storable and sendable."""
-    if _UNSAFE_RE.search(text) is None:
-        return text
-    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
 
 
 def _remove_blocks(text: str, open_tag: str, close_tag: str, *, to_end: bool) -> str:
@@ -172,7 +165,7 @@ def _remove_blocks(text: str, open_tag: str, close_tag: str, *, to_end: bool) ->
 
 
 def _clean(text: str, *, user: bool) -> str:
-    text = _safe(text)
+    text = safe_text(text)
     if MEMLOOM_CONTEXT_OPEN in text:
         text = _remove_blocks(text, MEMLOOM_CONTEXT_OPEN, MEMLOOM_CONTEXT_CLOSE, to_end=True)
     if user:
@@ -240,7 +233,7 @@ def _classify(rec: dict[str, Any]) -> tuple[str | None, str, str | None]:
 
 
 def _str(v: Any) -> str | None:
-    return _safe(v) if isinstance(v, str) else None
+    return safe_text(v) if isinstance(v, str) else None
 
 
 # --------------------------------------------------------------------------- format
@@ -347,7 +340,7 @@ class _Fold:
             self.dropped["metadata"] += 1
             meta = self.meta
             if meta.session_id is None:
-                meta.session_id = _safe(sid)
+                meta.session_id = safe_text(sid)
             if meta.project_hash is None:
                 meta.project_hash = _str(o.get("projectHash"))
             if meta.kind is None:
@@ -382,7 +375,7 @@ class _Fold:
     def patch(self, patch: dict[str, Any], line: int) -> None:
         sid = patch.get("sessionId")
         if self.meta.session_id is None and isinstance(sid, str):
-            self.meta.session_id = _safe(sid)
+            self.meta.session_id = safe_text(sid)
         messages = patch.get("messages")
         if not isinstance(messages, list):
             self.dropped["patch"] += 1
@@ -423,7 +416,7 @@ class _Fold:
                 if seen is not None:
                     seen.add(m.id)
                 end = max(m.last_line, m.text_line)
-                units.append(Unit(m.role, m.text, m.text_line, end, _safe(m.id), m.timestamp))  # type: ignore[arg-type]
+                units.append(Unit(m.role, m.text, m.text_line, end, safe_text(m.id), m.timestamp))  # type: ignore[arg-type]
         self.res.session_id = self.meta.session_id
         return self.res
 
@@ -702,14 +695,9 @@ def parse_file(
     Raises ``ValueError`` for an offset past the end (or negative), ``OSError``
     if the file can't be read or is not a regular file.
     """
-    if start_offset < 0 or start_line < 0:
-        raise ValueError("start_offset and start_line must be >= 0")
+    check_watermark(start_offset, start_line)
     with open_regular(path) as f:
-        size = f.seek(0, 2)
-        if start_offset > size:
-            raise ValueError(
-                f"start_offset {start_offset} is beyond the end of {path} ({size} bytes)"
-            )
+        size = end_within(f, path, start_offset)
         f.seek(0)
         return _parse(
             f,

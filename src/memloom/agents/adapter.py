@@ -1,0 +1,155 @@
+"""What every agent adapter shares: one base class; an adapter declares its data.
+
+An adapter (:class:`memloom.agents.base.Agent`) subclasses :class:`AgentAdapter`,
+says where its own functions are, and overrides only what its agent does
+differently -- the way an LLM provider declares its defaults and parsing over a
+shared HTTP base. The base finds an adapter's functions in the adapter's own
+package, by convention, and imports a module only when it is first used (so the
+hook fast path loads ``payload`` and nothing else):
+
+* ``discover.py``: ``discover(root, *, days, max_sessions, project, quiet_seconds,
+  now)``, ``discover_paths(paths, *, project)``, ``session_project(path)``;
+* ``parse.py``: ``parse_bytes(data, *, first_line, final)``, and the function
+  :attr:`AgentAdapter.reader` names;
+* ``hooks.py``: ``install(command, *, recall, env)``, ``remove(env)``, ``installed(env)``;
+* ``payload.py``: ``parse_hook_payload(payload, env)``.
+
+Standard library only, and :mod:`memloom.agents.base` only for type checking: the
+hook fast path loads this module with every adapter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from memloom.agents.base import (
+        DiscoverOptions,
+        Discovery,
+        Env,
+        HookEvent,
+        HooksChange,
+        ParseResult,
+        SessionFile,
+    )
+
+__all__ = ["AgentAdapter"]
+
+
+class AgentAdapter:
+    """The behaviour the adapters share; a subclass declares the class data below."""
+
+    #: The ``source`` of its memories (``"claude-code"``).
+    name: ClassVar[str]
+    #: See :attr:`memloom.agents.base.Agent.rereads_whole`.
+    rereads_whole: ClassVar[bool] = False
+    #: The adapter's package (set for each direct subclass: the module it is defined in).
+    package: ClassVar[str]
+    #: ``"module:function"`` in the package: the agent's home, ``f(env) -> Path``.
+    home_at: ClassVar[str] = ""
+    #: Where hook payload paths must lie, ``f(env) -> Path``; empty: the home itself.
+    transcripts_at: ClassVar[str] = ""
+    #: The settings file memloom's hooks go into, ``f(env) -> Path``.
+    settings_at: ClassVar[str] = ""
+    #: The session reader :meth:`read` calls with the watermark keywords.
+    reader: ClassVar[str] = ""
+    #: Ledger rows keyed ``"<prefix>:<session id>"``; empty: by the file's path.
+    ledger_prefix: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if AgentAdapter in cls.__bases__:  # a subclass of an adapter keeps its package
+            cls.package = cls.__module__
+
+    def part(self, where: str) -> Callable[..., Any]:
+        """The function ``"module:function"`` of this adapter's package (imported now)."""
+        module, _, attr = where.partition(":")
+        return getattr(importlib.import_module(f"{self.package}.{module}"), attr)
+
+    # -- where things are
+
+    def home(self, env: Env | None = None) -> Path:
+        return self.part(self.home_at)(env)
+
+    def found(self, env: Env | None = None) -> bool:
+        return self.home(env).is_dir()
+
+    def transcripts_root(self, env: Env | None = None) -> Path:
+        return self.part(self.transcripts_at)(env) if self.transcripts_at else self.home(env)
+
+    def settings_path(self, env: Env | None = None) -> Path:
+        return self.part(self.settings_at)(env)
+
+    # -- sessions
+
+    def discover(self, options: DiscoverOptions) -> Discovery:
+        found = importlib.import_module(f"{self.package}.discover")
+        extra = self.discover_keywords()
+        if options.paths:
+            paths = [Path(p) for p in options.paths]
+            return found.discover_paths(paths, project=options.project, **extra)
+        return found.discover(
+            self.discover_root(options),
+            days=options.days,
+            max_sessions=options.max_sessions,
+            project=options.project,
+            quiet_seconds=options.quiet_seconds,
+            now=options.now,
+            **extra,
+        )
+
+    def discover_root(self, options: DiscoverOptions) -> Any:
+        """What :meth:`discover` looks under (``options.root``: None is the agent's home)."""
+        return options.root
+
+    def discover_keywords(self) -> dict[str, Any]:
+        """More keywords for the package's ``discover`` and ``discover_paths``."""
+        return {}
+
+    def read(self, path: Path, **watermark: Any) -> ParseResult:
+        """:meth:`memloom.agents.base.Agent.read`: the :attr:`reader` with the same keywords."""
+        return self.part(self.reader)(path, **watermark)
+
+    def read_bytes(self, data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
+        return self.part("parse:parse_bytes")(data, first_line=first_line, final=final)
+
+    def open(self, path: Path) -> Any:
+        """The raw file (watermarks are over its bytes); never blocks on a FIFO."""
+        from memloom.agents.files import open_regular
+
+        return open_regular(path)
+
+    def use_project_roots(self, roots: Sequence[Path]) -> None:
+        """Sessions live in the agent's home, not in projects: nothing to do."""
+
+    def ledger_identity(self, file: SessionFile) -> str:
+        return f"{self.ledger_prefix}:{file.session_id}" if self.ledger_prefix else str(file.path)
+
+    def project_of(self, path: Path) -> str | None:
+        return self.part("discover:session_project")(path)
+
+    # -- hooks
+
+    def install_hooks(
+        self, command: str, *, recall: bool = True, env: Env | None = None
+    ) -> HooksChange:
+        return self.part("hooks:install")(command, recall=recall, env=env)
+
+    def remove_hooks(self, env: Env | None = None) -> HooksChange:
+        return self.part("hooks:remove")(env)
+
+    def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
+        return self.part("hooks:installed")(env)
+
+    def format_context(self, event: str, text: str) -> str:
+        """The hook's stdout for ``text``: as it is (override for an agent that wants JSON)."""
+        return text
+
+    def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
+        return self.part("payload:parse_hook_payload")(payload, env)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

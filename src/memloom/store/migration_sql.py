@@ -1,0 +1,21 @@
+"""Migration statements that are the same text in SQLite and PostgreSQL.
+
+Both schemas' migration lists (:mod:`.sqlite_migrations`, :mod:`.postgres_migrations`)
+take these as they are; like every migration, they never change once released.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LEDGER_AGENT"]
+
+#: Which coding agent a ledger row's session belongs to (``memloom status`` per agent);
+#: rows written before are named by their key's shape.
+LEDGER_AGENT = """
+    ALTER TABLE ledger ADD COLUMN agent TEXT;
+    UPDATE ledger SET agent = CASE
+        WHEN path LIKE 'codex:%' THEN 'codex'
+        WHEN path LIKE 'gemini:%' THEN 'gemini-cli'
+        WHEN path LIKE 'copilot:%' OR path LIKE 'copilot-legacy:%' THEN 'copilot-cli'
+        WHEN path LIKE '%.aider.chat.history.md' THEN 'aider'
+        ELSE 'claude-code' END;
+    """
