@@ -824,9 +824,9 @@ half of the query's IDF-weighted words, in proportion below
 (`ranking.keyword_evidence`, `BM25_FULL_COVERAGE = 0.5`). It is there for the
 `auto` threshold (the prompt-recall section below): a memory sharing one word
 with an unrelated prompt no longer scores as a strong keyword match. On ranking
-it is neutral within ±0.01 (measured in one process on the same stores, before →
-after: rich turns 0.750 → 0.759, plain turns 0.722 → 0.726, distilled facts
-0.619 → 0.619; gate shares 0.3–0.8 move these by at most ±0.01). Tried and
+it is neutral within ±0.01 (Recall@10 of these benchmarks before → after: rich
+turns 0.757 → 0.761, plain turns 0.727 → 0.724, distilled facts 0.619 → 0.619;
+gate shares 0.3–0.8 move these by at most ±0.01). Tried and
 dropped (numbers in the closing note of issue 8): other fusion weights, BM25
 vs coverage mixes, normalised cosine, a larger candidate pool, a bigger stop
 list. No local cross-encoder reranker ships its weights in a package this
