@@ -126,6 +126,10 @@ def _buf(literal: str) -> bytes:
     return literal.encode("ascii").translate(_SCAN_TABLE)
 
 
+# How often words in coding transcripts start with each character (most to least).
+_FIRST_ORDER = "tcaisp-fmrwldbnoeuhg1vy3240_5jk68qz79x"
+
+
 def _trie_regex(words: Iterable[bytes], shapes: dict[str, list[str]] | None = None) -> str:
     """An alternation shaped as a trie, so the regex engine never re-tests a shared prefix.
 
@@ -144,7 +148,9 @@ def _trie_regex(words: Iterable[bytes], shapes: dict[str, list[str]] | None = No
 
     def emit(node: dict[str, dict], top: bool = False) -> str:
         alts = []
-        for ch, child in sorted(node.items()):
+        # the engine tries top-level branches in order: most frequent first letters first
+        items = sorted(node.items(), key=lambda kv: (_FIRST_ORDER.find(kv[0]) % 99, kv[0]))
+        for ch, child in items if top else sorted(node.items()):
             if not ch:
                 continue
             body = emit(child)
@@ -220,7 +226,12 @@ class Detector:
             (re.compile(b" [" + re.escape(first.encode()) + b"]" + rest), hs)
             for (first, rest), hs in shapes.items()
         ]
-        self._trie = re.compile(b" (?:" + _trie_regex(self._bounded, grafts).encode() + b")")
+        # `(?=[first chars])` rejects a space before any other character in one bitmap test
+        # (runs of separators, digits, punctuation) instead of one test per branch.
+        firsts = sorted({k[:1] for k in self._bounded} | {c.encode() for c in grafts})
+        look = b"(?=[" + b"".join(re.escape(c) for c in firsts) + b"])"
+        trie = _trie_regex(self._bounded, grafts).encode()
+        self._trie = re.compile(b" " + look + b"(?:" + trie + b")")
         self._trie_only = re.compile(b" (?:" + _trie_regex(self._bounded).encode() + b")")
         self._free = sorted((_buf(a), hs) for a, hs in free.items())
         self._raw = sorted((a.encode("ascii"), hs) for a, hs in raw.items())
