@@ -222,7 +222,7 @@ def family_probes() -> list[Probe]:
     f = "Discord bot token"
     for i in range(3):
         pos(f, "client.run('{}')", discord_bot_token(i))
-    pos(f, "DISCORD_BOT={}", discord_bot_token(8, mac_len=38))
+    pos(f, "bot {} online", discord_bot_token(8, mac_len=38))
     neg(f, "NotificationServiceImplA.reload.handleIncomingMessagesFromQueueX")
     ident, stamp, mac = discord_bot_token(1).split(".")
     neg(f, f"{ident}.{stamp[:5]}.{mac}")
@@ -235,13 +235,13 @@ def family_probes() -> list[Probe]:
 
     f = "Slack, older layouts"
     for kind in ("xoxs", "xoxa", "xoxr", "xoxb"):
-        pos(f, "SLACK_TOKEN={}", slack_legacy(kind, 1))
+        pos(f, "slack {} (old app)", slack_legacy(kind, 1))
     neg(f, "xoxa-2-" + "x" * 30)
     neg(f, "xoxb-Slack_BOT_TOKEN")
 
     f = "GitLab runner registration token"
     for i in range(3):
-        pos(f, "gitlab-runner register --registration-token {}", gitlab_runner_token(i))
+        pos(f, "runner {} registered", gitlab_runner_token(i))
     neg(f, "GR1348941" + "x" * 20)
 
     f = "JWT, header.payload"
@@ -258,7 +258,7 @@ def family_probes() -> list[Probe]:
     f = "Twilio SK/AC"
     for i in range(2):
         pos(f, "Client('{}', auth)", twilio_sid("SK", i))
-        pos(f, "TWILIO_SID={}", twilio_sid("AC", i))
+        pos(f, "account {}", twilio_sid("AC", i))
     neg(f, "SK" + "x" * 32)
     neg(f, "SKIP_DOWNLOAD=1 ACCOUNT_SID_PLACEHOLDER")
 
