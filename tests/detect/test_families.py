@@ -512,6 +512,14 @@ def test_idn_email(det: Detector, address: str) -> None:
     assert out == "contact [redacted:email] today"
 
 
+def test_email_next_to_cjk_text(det: Detector) -> None:
+    # CJK text is written without spaces around an address: only the address goes
+    out, _ = det.redact("请联系ana.lima@mail-box.com获取")
+    assert out == "请联系[redacted:email]获取"
+    out, _ = det.redact("メールはtaro@example-mail.jpまで")
+    assert out == "メールは[redacted:email]まで"
+
+
 def test_idn_email_near_misses(det: Detector) -> None:
     kept(det, "logo@xn--2x.png")
     kept(det, "see xn--bcher-kva.ch for details")
@@ -551,3 +559,11 @@ def test_bitcoin_near_misses(det: Detector) -> None:
     kept(det, "commit 3a8f92b1c4d5e6f71829a3b4c5d6e7f8")  # hex starting with 3
     kept(det, "bc1 is the prefix, bc1qnotavalidaddress")
     kept(det, "1" * 30)
+
+
+def test_personal_data_found_in_the_anchor_pass_keeps_max_level_honest(det: Detector) -> None:
+    # A wallet is found with the credential formats but is level 1: max_level must still
+    # run the personal/internal pass, which finds the private address (level 2).
+    text = f"send to {bitcoin_p2pkh(4)} from 10.0.0.7"
+    assert det.max_level(text) == 2 == det.classify(text)[0]
+    assert det.max_level(f"send to {bitcoin_p2pkh(4)}") == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 
 from .validators import IBAN_LENGTHS, card_ok, iban_ok, ssn_ok, words
 
@@ -18,10 +19,13 @@ Found = tuple[int, int, str]
 
 _LOCAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 # Labels may be IDNs, either as punycode (`xn--bcher-kva`) or in Unicode (`bücher`);
-# the TLD is letters, a punycode TLD (`xn--p1ai`) or Unicode letters (`рф`).
+# the TLD is ASCII letters, a punycode TLD (`xn--p1ai`) or non-ASCII letters (`рф`). An
+# ASCII TLD ends at the first non-ASCII-word character, so CJK text written right after
+# an address (`…@mail.com获取`) is not taken into it.
 _EMAIL_DOMAIN = re.compile(
     r"@(?P<d>(?:[^\W_](?:(?:[^\W_]|-){0,61}[^\W_])?\.)+"
-    r"(?P<tld>[A-Za-z]{2,24}|xn--[A-Za-z0-9\-]{2,59}|[^\W\d_]{2,24}))(?![\w\-])"
+    r"(?P<tld>(?:[A-Za-z]{2,24}|xn--[A-Za-z0-9\-]{2,59})(?![A-Za-z0-9_\-])"
+    r"|[^\W\d_A-Za-z]{2,24}(?![\w\-])))"
 )
 _ROLE_LOCALS = frozenset(
     {"git", "noreply", "no-reply", "donotreply", "do-not-reply", "mailer-daemon", "postmaster"}
@@ -40,9 +44,15 @@ _FILE_TLDS = words(
 def scan_email(text: str, at: int) -> Found | None:
     """An e-mail address around the '@' at `at`; role addresses and example domains pass."""
     start = at
+    # EAI local parts (`josé@…`, `用户@…`): non-ASCII letters count, but a run of wide
+    # (CJK) characters only when the whole local part is one: `请联系ana@…` is `ana@…`.
+    wide = at > 0 and _wide(text[at - 1])
     while start > 0 and at - start < 64:
         ch = text[start - 1]
-        if ch not in _LOCAL_CHARS and not (ch > "\x7f" and ch.isalnum()):  # EAI: `josé@…`
+        if ch in _LOCAL_CHARS:
+            if wide:
+                break
+        elif not (ch > "\x7f" and ch.isalnum()) or _wide(ch) != wide:
             break
         start -= 1
     while start < at and text[start] in ".-+":
@@ -62,6 +72,10 @@ def scan_email(text: str, at: int) -> Found | None:
     if start > 0 and text[start - 1] in "/:" and _in_url_userinfo(text, start):
         return None  # `scheme://user:pass@host` is a URL (handled there), not an address
     return start, m.end(), "email"
+
+
+def _wide(ch: str) -> bool:
+    return ch > "\u10ff" and unicodedata.east_asian_width(ch) in ("W", "F")
 
 
 def _in_url_userinfo(text: str, start: int) -> bool:
