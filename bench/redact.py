@@ -4,6 +4,8 @@
     python bench/redact.py --compare       # also score the evaluation-only alternatives
                                            # that are installed (detect-secrets, betterleaks,
                                            # kingfisher-secret-scanner, presidio-analyzer)
+    python bench/redact.py --baseline DIR  # also another checkout's memloom.detect (e.g.
+                                           # main), timed in the same process, alternating
 
 Speed is measured over the user/assistant text of /work/shared/fixtures/transcripts
 (override with --transcripts DIR); the corpus comes from tests/fixtures/secrets (a copy
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import json
 import os
 import pathlib
@@ -25,6 +28,14 @@ from collections.abc import Callable
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(1, str(ROOT))
+
+from tests.detect.samples import (  # noqa: E402
+    bitcoin_bech32,
+    bitcoin_p2pkh,
+    card,
+    family_probes,
+)
 
 from memloom.detect import Detector  # noqa: E402
 
@@ -266,6 +277,17 @@ PII_POSITIVES = [
     ("ssn", "SSN 536-22-1234", "536-22-1234"),
     ("iban", "IBAN DE89 3704 0044 0532 0130 00 please", "DE89 3704 0044 0532 0130 00"),
     ("iban", "pay to GB82WEST12345698765432.", "GB82WEST12345698765432"),
+    # international forms (issue 18); card and wallet values built with their checksums
+    ("card", f"uatp {card('1', 15, 1)}", card("1", 15, 1)),
+    ("card", f"dankort {card('5019', 16, 1)}", card("5019", 16, 1)),
+    ("phone", "call me on (02) 9876 5432", "(02) 9876 5432"),
+    ("phone", "Tel: 0172 1234567", "0172 1234567"),
+    ("phone", "mobile number 13812345678", "13812345678"),
+    ("ssn", "SSN 536 22 1234", "536 22 1234"),
+    ("ssn", "ssn 078.05.1123", "078.05.1123"),
+    ("email", "contact anna@xn--bcher-kva.ch", "anna@xn--bcher-kva.ch"),
+    ("crypto", f"send to {bitcoin_p2pkh(1)}", bitcoin_p2pkh(1)),
+    ("crypto", f"wallet {bitcoin_bech32(1)}", bitcoin_bech32(1)),
 ]
 PII_NEGATIVES = [
     "2024-01-15 10:30:45",
@@ -278,6 +300,10 @@ PII_NEGATIVES = [
     "git@github.com:org/repo.git",
     "run 1718000000000",
     "port 5432-5433",
+    "build 0172 1234567 finished",
+    "call me on 05.12.2024",
+    "693-09.4444",
+    "ts 1718000000000000",
 ]
 
 
@@ -307,7 +333,7 @@ def presidio_engine() -> dict | None:
     registry = RecognizerRegistry()
     registry.load_predefined_recognizers(nlp_engine=nlp)
     analyzer = AnalyzerEngine(nlp_engine=nlp, registry=registry, supported_languages=["en"])
-    entities = ["EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE"]
+    entities = ["EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE", "CRYPTO"]
 
     def spans(text: str) -> list[tuple[int, int]]:
         res = analyzer.analyze(text, language="en", entities=entities, score_threshold=0.4)
@@ -348,6 +374,68 @@ def pii_compare(texts: list[str], engines: list[dict]) -> list[dict]:
     return out
 
 
+# ----------------------------------------------------------------------------- families
+
+
+def load_baseline(checkout: pathlib.Path) -> Detector:
+    """`memloom.detect` of another checkout (its src/memloom/detect), imported under a
+    private package name so both versions run in this one process."""
+    pkg = checkout / "src" / "memloom" / "detect"
+    if not (pkg / "__init__.py").is_file():
+        raise SystemExit(f"error: no src/memloom/detect in {checkout}")
+    name = "_baseline_memloom_detect"
+    spec = importlib.util.spec_from_file_location(
+        name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod.Detector()
+
+
+def score_families(eng: dict) -> dict:
+    """Per family of issue 18 (tests/detect/samples.py): positives whose value is gone
+    (flag-only engines: lines flagged) and near-miss negatives changed (or flagged)."""
+    probes = family_probes()
+    if eng.get("redact") is not None:
+        red = eng["redact"]
+        gone = [v not in red(t) if v else red(t) != t for _, t, v in probes]
+    else:
+        flagged = eng["flag_batch"]([t for _, t, _ in probes])
+        gone = [i in flagged for i in range(len(probes))]
+    fams: dict[str, dict] = {}
+    for (fam, _, v), g in zip(probes, gone, strict=True):
+        row = fams.setdefault(fam, {"positives": 0, "found": 0, "negatives": 0, "changed": 0})
+        if v is None:
+            row["negatives"] += 1
+            row["changed"] += g
+        else:
+            row["positives"] += 1
+            row["found"] += g
+    pos = sum(r["positives"] for r in fams.values())
+    found = sum(r["found"] for r in fams.values())
+    return {
+        "found": f"{found}/{pos}",
+        "recall": round(found / pos, 4),
+        "negatives_changed": sum(r["changed"] for r in fams.values()),
+        "negatives": sum(r["negatives"] for r in fams.values()),
+        "by_family": fams,
+    }
+
+
+def interleaved_speed(
+    fns: list[Callable[[str], object]], texts: list[str], repeat: int
+) -> list[list[float]]:
+    """MB/s of each fn per round, the fns alternating inside every round (same load)."""
+    out: list[list[float]] = [[] for _ in fns]
+    for r in range(repeat):
+        order = range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))
+        for i in order:
+            out[i].append(speed(fns[i], texts, 1))
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -380,6 +468,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--compare", action="store_true", help="also score installed alternatives")
     ap.add_argument("--out", type=pathlib.Path, default=RESULTS)
+    ap.add_argument(
+        "--baseline",
+        type=pathlib.Path,
+        help="another checkout (e.g. of main) whose memloom.detect is timed alongside",
+    )
     args = ap.parse_args()
 
     if not args.transcripts.is_dir() or not any(args.transcripts.glob("*.jsonl")):
@@ -404,6 +497,28 @@ def main() -> int:
         "tool_payloads": {"blocks": len(tools), "chars": sum(map(len, tools))},
     }
     det.redact("warm up")
+    base = load_baseline(args.baseline.resolve()) if args.baseline else None
+    if base is not None:
+        base.redact("warm up")
+        result["command"] += f" --baseline {args.baseline}"
+        (mine_t, base_t), (mine_p, base_p) = (
+            interleaved_speed([det.redact, base.redact], texts, args.repeat),
+            interleaved_speed([det.redact, base.redact], tools, max(1, args.repeat // 2)),
+        )
+        ratios = [a / b for a, b in zip(mine_t, base_t, strict=True)]
+        result["baseline"] = {
+            "checkout": str(args.baseline),
+            "redact_text_mb_s": {"this": max(mine_t), "baseline": max(base_t)},
+            "redact_text_ratio_best": round(max(mine_t) / max(base_t), 3),
+            "redact_text_ratio_median_of_rounds": round(statistics.median(ratios), 3),
+            "redact_tool_payloads_mb_s": {"this": max(mine_p), "baseline": max(base_p)},
+            "redact_tool_payloads_ratio_best": round(max(mine_p) / max(base_p), 3),
+            "rounds": args.repeat,
+            "families": score_families({"redact": lambda t: base.redact(t)[0]}),
+            "corpus": score(
+                {"redact": lambda t: base.redact(t)[0], "removes": True}, load_corpus(args.corpus)
+            ),
+        }
     runs = [speed(det.redact, texts, 1) for _ in range(args.repeat)]
     result["speed_mb_s"] = {
         "redact_text": max(runs),
@@ -430,6 +545,7 @@ def main() -> int:
             t1 = time.perf_counter()
             eng["flag_batch"]([t for block in texts for t in block.splitlines()])
             sc["text_mb_s"] = round(sum(map(len, texts)) / 1e6 / (time.perf_counter() - t1), 2)
+        sc["families"] = score_families(eng)
         sc.update(
             name=eng["name"],
             deps=eng["deps"],
@@ -438,7 +554,7 @@ def main() -> int:
         result["engines"].append(sc)
 
     if args.compare:
-        pii_rules = {"email", "phone-number", "credit-card", "us-ssn", "iban"}
+        pii_rules = {"email", "phone-number", "credit-card", "us-ssn", "iban", "bitcoin-address"}
         mine = {
             "name": "memloom.detect (PII rules)",
             "deps": "none (stdlib re)",
@@ -469,6 +585,24 @@ def main() -> int:
         print(
             f"{e['name']:40s} {e['tp_recall']:9.1%} {e['bare_value_recall']:6.1%} "
             f"{e['fp_strict_rate']:9.1%} {e['fp_rate']:7.1%} {e['text_mb_s']:7.2f}  {e['deps']}"
+        )
+    print(f"{'issue-18 families':40s} {'found':>9s} {'near-misses changed':>20s}")
+    rows = [(e["name"], e["families"]) for e in result["engines"]]
+    if "baseline" in result:
+        rows.insert(1, (f"baseline {args.baseline}", result["baseline"]["families"]))
+    for name, fam in rows:
+        print(
+            f"{name[:40]:40s} {fam['found']:>9s} {fam['negatives_changed']:>12d}/{fam['negatives']}"
+        )
+    if "baseline" in result:
+        bl = result["baseline"]
+        print(
+            f"baseline {args.baseline}: redact {bl['redact_text_mb_s']['baseline']} MB/s vs "
+            f"{bl['redact_text_mb_s']['this']} here (ratio best {bl['redact_text_ratio_best']}, "
+            f"median of {bl['rounds']} alternating rounds "
+            f"{bl['redact_text_ratio_median_of_rounds']}); tool payloads ratio "
+            f"{bl['redact_tool_payloads_ratio_best']}; corpus TP {bl['corpus']['tp_recall']:.1%}"
+            f", strict FP {bl['corpus']['fp_strict_rate']:.1%}"
         )
     for p in result.get("pii_comparison", []):
         print(

@@ -21,6 +21,7 @@ from .validators import (
     looks_random,
     looks_wordy,
     mostly_sequence,
+    passphrase_ok,
     shannon_entropy,
     words,
 )
@@ -36,14 +37,21 @@ _TAIL = re.compile(
     (?P<type>[ \t]*:[ \t]*&?[A-Za-z_][A-Za-z_.<>\[\]]{0,30}[ \t]*(?==)   # `token: string = …`
             |[ \t]+(?:string|String|str|\[\]byte)\b)?                    # Go `var token string = …`
     [ \t]{0,4}
-    (?P<op>:{1,3}=|\?=|\.=|\+=|=>|=(?![=~>])|:(?![:/\\])|,|>)
+    (?P<op>:{1,3}=|\?=|\.=|\+=|=>|===?|!==?|=(?![~>])|:(?![:/\\])|,|>)
     [ \t]{0,8}
     (?:
+        (?P<pfx>@|[rRbBuUfF]{1,2}|u8|L)?                       # @"…" (Objective-C), r"…", b"…"
         (?P<q>["'`])(?P<qv>[^\r\n]{1,1000}?)(?:(?P=q)|(?=\r?\n|\Z))
       | (?P<uv>(?:[^\s"'`,;<>(){}\[\]\\&|]|&(?![A-Za-z_][\w.\-]*=)|\\(?![nrt"'\\])){1,512})
     )
     """,
     re.X,
+)
+_COMPARE_OPS = frozenset({"==", "===", "!=", "!=="})
+# `password.equals("…")` (Java, Kotlin, C#): the compared literal.
+_EQUALS_TAIL = re.compile(
+    r"(?P<rest>[A-Za-z0-9_]{0,64})(?:\(\))?\.(?:equals|equalsIgnoreCase|Equals)\([ \t]*"
+    r"(?P<q>[\"'])(?P<v>[^\r\n]{1,500}?)(?P=q)[ \t]*[,)]"
 )
 # `--token abc` / `--password=abc` on a command line.
 _FLAG_TAIL = re.compile(
@@ -66,7 +74,11 @@ PASSWORD, TOKEN, SECRET, API_KEY, KEY, CREDENTIAL, AUTH = (
     "generic-credential",
     "generic-auth",
 )
-RULE_IDS = (PASSWORD, TOKEN, SECRET, API_KEY, KEY, CREDENTIAL, AUTH)
+NPMRC = "npmrc-auth"
+RULE_IDS = (PASSWORD, TOKEN, SECRET, API_KEY, KEY, CREDENTIAL, AUTH, NPMRC)
+# `.npmrc` credentials: `//registry.example.com/:_authToken=…`, `…/:_auth=<base64>`,
+# `…/:_password=<base64>`. Behind a registry URL any value but a placeholder is one.
+_NPMRC_KEYS = frozenset({"_authToken", "_auth", "_password"})
 _STRONG = {PASSWORD, TOKEN, SECRET, API_KEY, CREDENTIAL}
 
 _NOUNS = {
@@ -180,11 +192,18 @@ def classify_name(name: str) -> NameInfo | None:
     return NameInfo(kind=kind, strong=kind in _STRONG)
 
 
-def value_ok(value: str, info: NameInfo) -> bool:
-    """Is `value` a real secret for a name of this kind (not `${X}`, `getToken()`, `true`)?"""
+def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
+    """Is `value` a real secret for a name of this kind (not `${X}`, `getToken()`, `true`)?
+
+    `quote` is the quote the value stood in. A value in `"…"`/`'…'` may hold spaces when
+    the name is a password or secret: a passphrase (`"correct horse battery staple"`),
+    but not a message or a label (backticks are shell command substitution).
+    """
     n = len(value)
-    if n > 1000 or any(ch.isspace() for ch in value):
+    if n > 1000:
         return False
+    if any(ch.isspace() for ch in value):
+        return quote in ("'", '"') and info.kind in (PASSWORD, SECRET) and passphrase_ok(value)
     if is_placeholder(value) or looks_like_code(value) or value.startswith("[redacted:"):
         return False
     if _VERSION_RE.search(value) and n < 40:
@@ -202,14 +221,20 @@ def value_ok(value: str, info: NameInfo) -> bool:
             return False
         if value.isdigit():
             return n >= 10 and not has_long_sequence(value, 5)
-        if looks_wordy(value) or looks_masked(value) or mostly_sequence(value):
+        if looks_masked(value) or mostly_sequence(value):
             return False
+        if looks_wordy(value) and not (quote and _symbol_count(value) >= 3):
+            return False  # a name, unless punctuation says it was typed as a secret
         return shannon_entropy(value) >= 2.5
     # weak names (`key`, `auth`): only values that could not be anything but a token;
     # slugs such as cache keys (`setup-uv-1-x86_64-linux-0.7.13-f6c6…`) are not
     if _UUID_RE.match(value) or sum(value.count(c) for c in "-.:/") >= 3:
         return False
     return looks_random(value, min_len=16, min_entropy=3.0) and not looks_wordy(value)
+
+
+def _symbol_count(value: str) -> int:
+    return sum(1 for ch in value if not ch.isalnum() and ch not in "_-. ")
 
 
 def name_start(text: str, pos: int, limit: int = 80) -> int:
@@ -253,7 +278,8 @@ def scan_assignment(
     after = pos + anchor_len
     m = _TAIL.match(text, after, end_limit)
     if m is None:
-        return _scan_other(text, pos, after, seen, end_limit)
+        found = _compared_before(text, pos, after, seen)  # `"…" === secretKey`
+        return found or _scan_other(text, pos, after, seen, end_limit)
     vs, ve = m.span("qv") if m.group("q") else m.span("uv")
     examined[vs:ve] = b"\x01" * (ve - vs)
     ns = name_start(text, pos)
@@ -270,10 +296,19 @@ def scan_assignment(
         return None
     if op == ">" and (before != "<" or close):
         return None
+    quoted = bool(m.group("q"))
+    if op in _COMPARE_OPS and not quoted:
+        return None  # `if token == expected_token:` compares two variables
+    if name in _NPMRC_KEYS and op == "=" and text.endswith("/:", 0, ns):
+        vs, ve = m.span("qv") if quoted else m.span("uv")
+        value = text[vs:ve]
+        if len(value) < 6 or is_placeholder(value) or value[0] == "$":
+            return None
+        return vs, ve, NPMRC
     info = classify_name(name)
     if info is None:
         return None
-    if m.group("q"):
+    if quoted:
         vs, ve = m.span("qv")
     else:
         vs, ve = m.span("uv")
@@ -282,13 +317,65 @@ def scan_assignment(
     if ve <= vs:
         return None
     value = text[vs:ve]
-    if not value_ok(value, info):
+    if not value_ok(value, info, quote=m.group("q") or ""):
         return None
     return vs, ve, info.kind
 
 
+def _compared_before(text: str, pos: int, after: int, seen: set[int]) -> Found | None:
+    """`"…" == password`, `"…" !== secretKey`, `"…".equals(apiToken)`: a literal compared
+    with the name from its left. Linear: one backwards walk over the current line."""
+    lo = max(0, pos - 84)
+    if text.find("=", lo, pos) < 0 and text.find("(", lo, pos) < 0:
+        return None  # the usual anchor in prose: nothing to compare with
+    ns = name_start(text, pos)
+    if ns < 2 or ns in seen:
+        return None
+    i = ns - 1
+    while i > 0 and text[i] in " \t":
+        i -= 1
+    if text[i] == "(":  # `"…".equals(name`
+        if not text.endswith(".equals", 0, i) and not text.endswith(".Equals", 0, i):
+            return None
+        i -= 7
+    elif text[i] == "=" and text[i - 1] in "=!":
+        i -= 1
+        while i > 0 and text[i - 1] in "=!":
+            i -= 1
+    else:
+        return None
+    j = i - 1
+    while j > 0 and text[j] in " \t":
+        j -= 1
+    quote = text[j] if j >= 0 else ""
+    if quote not in "\"'`" or not quote:
+        return None
+    k = text.rfind(quote, max(0, j - 1000), j)
+    if k < 0 or "\n" in text[k:j]:
+        return None
+    end = after
+    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        end += 1
+    info = classify_name(text[ns:end])
+    if info is None or not value_ok(text[k + 1 : j], info, quote=quote):
+        return None
+    seen.add(ns)
+    return k + 1, j, info.kind
+
+
 def _scan_other(text: str, pos: int, after: int, seen: set[int], end_limit: int) -> Found | None:
-    """Command-line flags (`--token abc`) and prose (`the password is hunter2`)."""
+    """`password.equals("…")`, command-line flags (`--token abc`) and prose
+    (`the password is hunter2`)."""
+    m = None
+    if text.find("quals(", after, after + 90) >= 0:  # `.equals(` / `.Equals(`
+        m = _EQUALS_TAIL.match(text, after, end_limit)
+    if m is not None:
+        ns = name_start(text, pos)
+        info = classify_name(text[ns:pos] + text[pos:after] + m.group("rest"))
+        if info is None or ns in seen or not value_ok(m.group("v"), info, quote=m.group("q")):
+            return None
+        seen.add(ns)
+        return m.start("v"), m.end("v"), info.kind
     if text.rfind("--", max(0, pos - 40), pos) >= 0:
         m = _FLAG_TAIL.match(text, after, end_limit)
         ns = name_start(text, pos)

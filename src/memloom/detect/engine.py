@@ -126,17 +126,38 @@ def _buf(literal: str) -> bytes:
     return literal.encode("ascii").translate(_SCAN_TABLE)
 
 
-def _trie_regex(words: Iterable[bytes]) -> str:
-    """An alternation shaped as a trie, so the regex engine never re-tests a shared prefix."""
+# How often words in coding transcripts start with each character (most to least).
+_FIRST_ORDER = "tcaisp-fmrwldbnoeuhg1vy3240_5jk68qz79x"
+
+
+def _trie_regex(words: Iterable[bytes], shapes: dict[str, list[str]] | None = None) -> str:
+    """An alternation shaped as a trie, so the regex engine never re-tests a shared prefix.
+
+    `shapes` maps a first character to regexes for the rest of a whole-token shape; they
+    are tried before that character's anchors, inside its branch of the trie.
+    """
     root: dict[str, dict] = {}
     for w in words:
         node = root
         for ch in w.decode("ascii"):
             node = node.setdefault(ch, {})
         node[""] = {}
+    shapes = shapes or {}
+    for ch in shapes:
+        root.setdefault(ch, {})
 
-    def emit(node: dict[str, dict]) -> str:
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+    def emit(node: dict[str, dict], top: bool = False) -> str:
+        alts = []
+        # the engine tries top-level branches in order: most frequent first letters first
+        items = sorted(node.items(), key=lambda kv: (_FIRST_ORDER.find(kv[0]) % 99, kv[0]))
+        for ch, child in items if top else sorted(node.items()):
+            if not ch:
+                continue
+            body = emit(child)
+            extra = shapes.get(ch, []) if top else []
+            if extra:
+                body = "(?:" + "|".join(extra + ([body] if child else [])) + ")"
+            alts.append(re.escape(ch) + body)
         if not alts:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
@@ -144,7 +165,7 @@ def _trie_regex(words: Iterable[bytes]) -> str:
             body = ("(?:" + body + ")" if len(alts) == 1 and len(body) > 1 else body) + "?"
         return body
 
-    return emit(root)
+    return emit(root, top=True)
 
 
 class Detector:
@@ -163,8 +184,11 @@ class Detector:
         bounded: dict[str, list[Handler]] = {}
         free: dict[str, list[Handler]] = {}
         raw: dict[str, list[Handler]] = {}
+        shapes: dict[tuple[str, bytes], list[Handler]] = {}
         for rule in RULES:
             h = _token_handler(rule)
+            if rule.shape:
+                shapes.setdefault(rule.shape, []).append(h)
             for a in rule.anchors:
                 if not rule.inside:
                     bounded.setdefault(a, []).append(h)
@@ -192,7 +216,23 @@ class Detector:
                 if lit.startswith(a):
                     hs.extend(ha)
             self._bounded[_buf(lit)] = hs
-        self._trie = re.compile(b" (?:" + _trie_regex(self._bounded).encode() + b")")
+        # Formats with no literal prefix are whole-token shapes tried before the anchors
+        # in the same pass; a token that matches a shape also gets its anchors' handlers.
+        grafts: dict[str, list[str]] = {}
+        for first, rest in shapes:
+            for ch in first:
+                grafts.setdefault(ch, []).append(rest.decode("ascii"))
+        self._shape_re = [
+            (re.compile(b" [" + re.escape(first.encode()) + b"]" + rest), hs)
+            for (first, rest), hs in shapes.items()
+        ]
+        # `(?=[first chars])` rejects a space before any other character in one bitmap test
+        # (runs of separators, digits, punctuation) instead of one test per branch.
+        firsts = sorted({k[:1] for k in self._bounded} | {c.encode() for c in grafts})
+        look = b"(?=[" + b"".join(re.escape(c) for c in firsts) + b"])"
+        trie = _trie_regex(self._bounded, grafts).encode()
+        self._trie = re.compile(b" " + look + b"(?:" + trie + b")")
+        self._trie_only = re.compile(b" (?:" + _trie_regex(self._bounded).encode() + b")")
         self._free = sorted((_buf(a), hs) for a, hs in free.items())
         self._raw = sorted((a.encode("ascii"), hs) for a, hs in raw.items())
 
@@ -216,9 +256,14 @@ class Detector:
     # ------------------------------------------------------------------ scanning
 
     def _credentials(self, text: str, raw: bytes, buf: bytes, ctx: _Ctx) -> None:
+        bounded = self._bounded
         for m in self._trie.finditer(buf):
             pos = m.start()  # the space before the anchor is byte pos: anchor is char pos
-            for h in self._bounded[m.group()[1:]]:
+            hs = bounded.get(m.group()[1:])
+            if hs is None:  # a whole-token shape
+                self._shape_match(text, buf, pos, ctx)
+                continue
+            for h in hs:
                 h(text, pos, ctx)
         for lit, handlers in self._free:
             i = buf.find(lit, 1)
@@ -247,6 +292,16 @@ class Detector:
         for spec, rx in self._extra:
             if spec.level == CREDENTIALS:
                 self._run_extra(text, spec.name, rx, spec.level, ctx)
+
+    def _shape_match(self, text: str, buf: bytes, pos: int, ctx: _Ctx) -> None:
+        for rx, hs in self._shape_re:
+            if rx.match(buf, pos):
+                for h in hs:
+                    h(text, pos, ctx)
+        t = self._trie_only.match(buf, pos)
+        if t is not None:
+            for h in self._bounded[t.group()[1:]]:
+                h(text, pos, ctx)
 
     def _personal(self, text: str, raw: bytes, buf: bytes, ctx: _Ctx) -> None:
         i = raw.find(b"@")
@@ -298,7 +353,7 @@ class Detector:
         buf = scan_buffer(raw)
         ctx = _Ctx()
         self._credentials(text, raw, buf, ctx)
-        if not (credentials_only and ctx.cands):
+        if not (credentials_only and any(c[3] == CREDENTIALS for c in ctx.cands)):
             self._personal(text, raw, buf, ctx)
         return self._filter(text, ctx.cands) if ctx.cands else []
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 
 from .validators import IBAN_LENGTHS, card_ok, iban_ok, ssn_ok, words
 
@@ -17,8 +18,14 @@ Found = tuple[int, int, str]
 # ----------------------------------------------------------------------------- email
 
 _LOCAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+# Labels may be IDNs, either as punycode (`xn--bcher-kva`) or in Unicode (`bücher`);
+# the TLD is ASCII letters, a punycode TLD (`xn--p1ai`) or non-ASCII letters (`рф`). An
+# ASCII TLD ends at the first non-ASCII-word character, so CJK text written right after
+# an address (`…@mail.com获取`) is not taken into it.
 _EMAIL_DOMAIN = re.compile(
-    r"@(?P<d>(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+(?P<tld>[A-Za-z]{2,24}))(?![A-Za-z0-9_\-])"
+    r"@(?P<d>(?:[^\W_](?:(?:[^\W_]|-){0,61}[^\W_])?\.)+"
+    r"(?P<tld>(?:[A-Za-z]{2,24}|xn--[A-Za-z0-9\-]{2,59})(?![A-Za-z0-9_\-])"
+    r"|[^\W\d_A-Za-z]{2,24}(?![\w\-])))"
 )
 _ROLE_LOCALS = frozenset(
     {"git", "noreply", "no-reply", "donotreply", "do-not-reply", "mailer-daemon", "postmaster"}
@@ -37,7 +44,16 @@ _FILE_TLDS = words(
 def scan_email(text: str, at: int) -> Found | None:
     """An e-mail address around the '@' at `at`; role addresses and example domains pass."""
     start = at
-    while start > 0 and at - start < 64 and text[start - 1] in _LOCAL_CHARS:
+    # EAI local parts (`josé@…`, `用户@…`): non-ASCII letters count, but a run of wide
+    # (CJK) characters only when the whole local part is one: `请联系ana@…` is `ana@…`.
+    wide = at > 0 and _wide(text[at - 1])
+    while start > 0 and at - start < 64:
+        ch = text[start - 1]
+        if ch in _LOCAL_CHARS:
+            if wide:
+                break
+        elif not (ch > "\x7f" and ch.isalnum()) or _wide(ch) != wide:
+            break
         start -= 1
     while start < at and text[start] in ".-+":
         start += 1
@@ -58,6 +74,10 @@ def scan_email(text: str, at: int) -> Found | None:
     return start, m.end(), "email"
 
 
+def _wide(ch: str) -> bool:
+    return ch > "\u10ff" and unicodedata.east_asian_width(ch) in ("W", "F")
+
+
 def _in_url_userinfo(text: str, start: int) -> bool:
     i = text.rfind("://", max(0, start - 300), start)
     return i >= 0 and not any(ch.isspace() or ch in "/@" for ch in text[i + 3 : start - 1])
@@ -68,20 +88,31 @@ def _in_url_userinfo(text: str, start: int) -> bool:
 # Cheap candidate finder: a run of digits and phone/card/IP separators. Starts with a
 # character class so the regex engine can skip everything else quickly.
 # A two-digit match preceded by two capitals (`DE89…`) is an IBAN candidate instead.
-NUMBER_RUN = re.compile(rb"[\d+(](?:[\d .\-()]{6,}|(?<=[A-Z]{2}\d)\d)")  # on ASCII bytes
+NUMBER_RUN = re.compile(rb"[\d+(](?:[\d .\-()/]{6,}|(?<=[A-Z]{2}\d)\d)")  # on ASCII bytes
 _NUMERIC = re.compile(
     r"""(?:
         (?<![\w.\-])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?![\w.]|-\w)
       | (?<![\w.+\-/:#=@$])
+        (?P<ssn>(?P<area>\d{3})(?P<ssep>[\-. ])(?P<group>\d{2})(?P=ssep)(?P<serial>\d{4}))
+        (?![\w\-])
+      | (?<![\w.+\-/@$])
+        (?P<card>\d{4}(?P<sep>[ \-.])\d{4}(?P=sep)\d{4}(?P=sep)(?:\d{4}(?P=sep)\d{1,3}|\d{1,7})
+                |\d{4}[ \-]\d{6}[ \-]\d{4,5}|\d{13,19})
+        (?![\w\-]|\.\d)
+      | (?<![\w.+\-/#=@$])
         (?:
-            (?P<ssn>(?P<area>\d{3})-(?P<group>\d{2})-(?P<serial>\d{4}))(?![\w\-])
-          | (?P<card>\d{4}(?P<sep>[ \-])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}
-                    |\d{4}[ \-]\d{6}[ \-]\d{4,5}|\d{13,19})
-            (?![\w\-]|\.\d)
-          | (?P<phone>\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .\-]?\d{2,4}){1,4}
+            (?P<phone>\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .\-]?\d{2,4}){1,4}
                      |\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}
                      |\d{3}[.\-]\d{3}[.\-]\d{4})
             (?![\w\-]|\.\d)
+          | (?P<nat>\(\d{1,5}\)[ .\-]?\d{2,5}(?:[ .\-]?\d{2,5}){0,3}  # (02) 9876 5432
+                   |0\d{1,4}(?:[ .\-/]\d{2,8}){1,4}                     # 0172 1234567
+                   |0\d{8,13}                                           # 01721234567
+                   |1[3-9]\d(?:[ \-]?\d{4}){2}                          # 138 1234 5678
+                   |[6-9]\d{4}[ \-]\d{5}                                # 98765 43210
+                   |[2-9]\d{2}[ ][2-9]\d{2}[ ]\d{4}                      # 415 555 2671
+                   |[18][ .\-]?\(?\d{3}\)?[ .\-]?\d{3}[ .\-]?\d{2}[ .\-]?\d{2})
+            (?![\w\-]|[./]\d)
         )
     )""",
     re.X,
@@ -90,6 +121,47 @@ _PRIVATE_V4 = tuple(
     ipaddress.ip_network(n)
     for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16")
 )
+# A national number (no `+`) is a phone only next to a word that says so.
+_PHONE_CONTEXT = re.compile(
+    r"""(?ix)(?<![^\W\d_])(?:
+        phone|phones|telephone|tel|tél|mobile|mobil|mob|cell|cellphone|call|calls|fax|
+        number|numbers|whatsapp|sms|text|contact|ph|handy|telefon|telefone|telefono|
+        teléfono|téléphone|celular|móvil|dial|ring|reach|hotline
+    )(?![^\W\d_])"""
+)
+_DATE_START = re.compile(r"\d{1,2}([./\-])\d{1,2}\1\d{2,4}(?!\d)")
+
+
+def _phone_context(text: str, s: int) -> bool:
+    lo = max(0, s - 40)
+    nl = text.rfind("\n", lo, s)
+    return _PHONE_CONTEXT.search(text, nl + 1 if nl >= 0 else lo, s) is not None
+
+
+def _national_phone_ok(cand: str, digits: str) -> bool:
+    """Digit counts of national numbering plans, one separator style, not a date."""
+    n = len(digits)
+    if len(set(digits)) <= 2:
+        return False
+    body = cand
+    if cand.startswith("("):
+        close = cand.index(")")
+        if not 8 <= n <= 12:
+            return False
+        body = cand[close + 1 :].lstrip(" .-")
+    elif digits.startswith("00"):
+        if not 11 <= n <= 15:
+            return False
+    elif digits[0] == "0":
+        if not 9 <= n <= 12 or _DATE_START.match(cand):
+            return False
+    elif digits[0] == "1" and digits[1] in "3456789" and "(" not in cand:
+        if n != 11:  # mainland-China mobile numbers: 1[3-9] + 9 digits
+            return False
+    elif not 10 <= n <= 11:
+        return False
+    seps = {ch for ch in body if not ch.isdigit() and ch not in "()"}
+    return len(seps) <= 1 or (seps <= {" ", "-"} and "(" in cand)
 
 
 def scan_numbers(text: str, start: int, end: int, out: list[tuple[int, int, str, int]]) -> None:
@@ -103,12 +175,22 @@ def scan_numbers(text: str, start: int, end: int, out: list[tuple[int, int, str,
             if any(addr in net for net in _PRIVATE_V4):
                 out.append((m.start("ipv4"), m.end("ipv4"), "private-ip", 2))
         elif m.group("ssn"):
+            s, e = m.span("ssn")
+            if m.group("ssep") != "-" and (
+                (e + 1 < len(text) and text[e] in ". " and text[e + 1].isdigit())
+                or (s >= 2 and text[s - 1] == " " and text[s - 2].isdigit())
+            ):
+                continue  # one group of a longer spaced or dotted number
             if ssn_ok(m.group("area"), m.group("group"), m.group("serial")):
-                out.append((m.start("ssn"), m.end("ssn"), "us-ssn", 1))
+                out.append((s, e, "us-ssn", 1))
         elif m.group("card"):
+            s, e = m.span("card")
             digits = re.sub(r"\D", "", m.group("card"))
+            if not card_ok(digits) and m.group("sep") and len(digits) > 16:
+                e = s + 19  # 4-4-4-4 followed by another short group (a CVV, an expiry)
+                digits = digits[:16]
             if card_ok(digits):
-                out.append((m.start("card"), m.end("card"), "credit-card", 1))
+                out.append((s, e, "credit-card", 1))
         elif m.group("phone"):
             s = m.group("phone")
             digits = re.sub(r"\D", "", s)
@@ -118,6 +200,11 @@ def scan_numbers(text: str, start: int, end: int, out: list[tuple[int, int, str,
                 ok = len(digits) == 10 and digits[0] in "23456789" and digits[3] in "23456789"
             if ok and len(set(digits)) > 2:
                 out.append((m.start("phone"), m.end("phone"), "phone-number", 1))
+        elif m.group("nat"):
+            cand = m.group("nat")
+            digits = re.sub(r"\D", "", cand)
+            if _national_phone_ok(cand, digits) and _phone_context(text, m.start("nat")):
+                out.append((m.start("nat"), m.end("nat"), "phone-number", 1))
 
 
 _IBAN = re.compile(r"[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?(?![A-Za-z0-9])")

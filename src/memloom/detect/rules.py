@@ -16,8 +16,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .model import CREDENTIALS
-from .validators import looks_wordy
+from .model import CREDENTIALS, PII
+from .validators import (
+    bitcoin_base58_ok,
+    discord_token_ok,
+    looks_wordy,
+    segwit_address_ok,
+    shannon_entropy,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +39,11 @@ class TokenRule:
     back / ahead: the rule is searched in [anchor - back, anchor + ahead); rules that
         look behind their anchor keep both small so a flood of anchors stays linear.
     check: extra predicate on the secret (e.g. reject documentation examples).
+    shape: for formats with no literal prefix (Discord bot tokens, Bitcoin addresses,
+        Twilio SIDs): (first characters, bytes regex for the rest) that a whole token
+        must match in the scan buffer (lower-case, separators read as spaces). The
+        engine grafts each shape onto the anchor trie under its first characters, so
+        shapes cost no extra pass and nothing at tokens that start otherwise.
     """
 
     id: str
@@ -45,6 +56,7 @@ class TokenRule:
     flags: int = 0
     check: Callable[[str], bool] | None = None
     level: int = CREDENTIALS
+    shape: tuple[str, bytes] | None = None
 
     def compile(self) -> re.Pattern[str]:
         return re.compile(self.regex, self.flags)
@@ -89,8 +101,21 @@ def _not_example(value: str) -> bool:
 
 
 def _slack_tail(value: str) -> bool:
-    tail = value.rsplit("-", 1)[-1]
-    return (_mixed_digit(tail) or len(tail) >= 20) and not looks_wordy(tail)
+    """The part after the numeric ids must look random; with no ids at all (the older
+    `xoxa-`/`xoxr-` layouts) it must be mixed letters and digits with some entropy."""
+    parts = value.split("-")
+    tail = parts[-1]
+    if looks_wordy(tail):
+        return False
+    if len(parts) == 2 or (len(parts) == 3 and len(parts[1]) == 1):  # xoxa-<tail>, xoxa-2-<tail>
+        return _mixed_digit(tail) and len(tail) >= 10 and shannon_entropy(tail) >= 3.0
+    return (_mixed_digit(tail) or len(tail) >= 20) and shannon_entropy(tail) >= 2.5
+
+
+def _hex_mixed(value: str) -> bool:
+    """A random hex body has both letters and digits (`SK` + 32 digits is a number)."""
+    body = value[2:]
+    return _mixed_digit(body) and shannon_entropy(body) >= 3.0
 
 
 def _mixed_case(value: str) -> bool:
@@ -402,7 +427,7 @@ RULES: tuple[TokenRule, ...] = (
         ),
         entropy=3.0,
     ),
-    R("gitlab-rrt", B + r"(?P<s>GR1348941[\w-]{20})" + E, ("gr1348941",), entropy=3.0),
+    R("gitlab-rrt", B + r"(?P<s>GR1348941[\w-]{20,40})" + E, ("gr1348941",), entropy=3.0),
     R("gitlab-session-cookie", r"_gitlab_session=(?P<s>[0-9a-z]{32})" + E, ("_gitlab_session=",)),
     R("bitbucket-app-password", B + r"(?P<s>ATBB[A-Za-z0-9_=.\-]{32})" + E, ("atbb",), entropy=3.5),
     R("circleci-token", B + r"(?P<s>CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40})" + E, ("ccipat_",)),
@@ -418,9 +443,8 @@ RULES: tuple[TokenRule, ...] = (
     # ---------------------------------------------------------------- chat and messaging
     R(
         "slack-token",
-        B + r"(?P<s>xox[bpaors]-(?:\d+-){1,4}[A-Za-z0-9]{10,})(?![\w\-#*])",
+        B + r"(?P<s>xox[bpaors]-(?:\d+-){0,4}[A-Za-z0-9]{8,})(?![\w\-#*])",
         ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxr-", "xoxs-"),
-        entropy=3.0,
         check=_slack_tail,
     ),
     R(
@@ -445,6 +469,27 @@ RULES: tuple[TokenRule, ...] = (
         ("discord",),
         back=16,
         ahead=300,
+    ),
+    R(
+        "discord-bot-token",
+        r"(?<![\w\-])(?P<s>[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})(?![\w\-])",
+        (),
+        check=discord_token_ok,
+        shape=("mno", rb"[a-z0-9_\-]{23,27}\.[a-z0-9_\-]{6}\.[a-z0-9_\-]{27}"),
+    ),
+    R(
+        "twilio-api-key",
+        B + r"(?P<s>SK[0-9a-fA-F]{32})" + E,
+        (),
+        check=_hex_mixed,
+        shape=("s", rb"k[0-9a-f]{32}(?![0-9a-z_\-])"),
+    ),
+    R(
+        "twilio-account-sid",
+        B + r"(?P<s>AC[0-9a-fA-F]{32})" + E,
+        (),
+        check=_hex_mixed,
+        shape=("a", rb"c[0-9a-f]{32}(?![0-9a-z_\-])"),
     ),
     R(
         "telegram-bot-token",
@@ -586,6 +631,15 @@ RULES: tuple[TokenRule, ...] = (
         B + r"(?P<s>x(?:keysib|smtpsib)-[a-f0-9]{64}-[a-z0-9]{16})" + E,
         ("xkeysib-", "xsmtpsib-"),
     ),
+    R(
+        "mailchimp-api-key",
+        r"(?<![0-9A-Za-z])(?P<s>[0-9a-f]{32}-us\d{1,2})(?![\w\-])",
+        ("-us",),
+        back=33,
+        ahead=12,
+        inside=True,
+        entropy=3.0,
+    ),
     R("mailgun-key", B + r"(?P<s>(?:pub)?key-[a-f0-9]{32})" + E, ("key-",), entropy=3.0),
     R(
         "linear-api-key",
@@ -635,4 +689,20 @@ RULES: tuple[TokenRule, ...] = (
         ("okta",),
     ),
     R("jwt-base64", B + r"(?P<s>ZXlK[A-Za-z0-9+/]{60,}={0,2})" + E64, ("zxlk",), entropy=4.0),
+    # ---------------------------------------------------------------- wallets (personal data)
+    R(
+        "bitcoin-address",
+        r"(?<![\w\-])(?P<s>[13][1-9A-HJ-NP-Za-km-z]{24,33})(?![\w\-])",
+        (),
+        check=bitcoin_base58_ok,
+        level=PII,
+        shape=("13", rb"[1-9a-z]{24,33}(?![0-9a-z_\-])"),
+    ),
+    R(
+        "bitcoin-address",
+        r"(?<![\w\-])(?P<s>(?:bc1|BC1)[02-9ac-hj-np-zAC-HJ-NP-Z]{8,87})(?![\w\-])",
+        ("bc1",),
+        check=segwit_address_ok,
+        level=PII,
+    ),
 )

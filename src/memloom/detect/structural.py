@@ -10,6 +10,7 @@ import re
 
 from .validators import (
     is_placeholder,
+    jwt_header_ok,
     looks_masked,
     looks_random,
     looks_wordy,
@@ -167,13 +168,23 @@ def scan_private_key(text: str, pos: int) -> Found | None:
 
 
 _JWT = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?P<s>eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-+/]*={0,2})"
+    r"(?<![A-Za-z0-9_\-])(?P<s>eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}"
+    r"(?P<sig>\.[A-Za-z0-9_\-+/]*={0,2})?)(?![A-Za-z0-9_\-])"
 )
 
 
 def scan_jwt(text: str, pos: int) -> Found | None:
-    """`eyJ….eyJ….sig` — header and payload are base64url JSON objects."""
+    """`eyJ….eyJ….sig` — header and payload are base64url JSON objects.
+
+    With its signature dot the shape alone is enough (plus entropy); a two-part token
+    (`header.payload`, signature stripped) must decode: the header to a JSON object
+    naming `alg`/`typ`, the payload to a JSON object.
+    """
     m = _JWT.match(text, pos, min(len(text), pos + 16000))
     if m is None or shannon_entropy(m.group("s")) < 3.0:
         return None
+    if m.group("sig") is None:
+        header, _, payload = m.group("s").partition(".")
+        if not jwt_header_ok(header, payload):
+            return None
     return m.start("s"), m.end("s"), "jwt"

@@ -6,6 +6,10 @@ token); these small pure functions are what keep the false-positive rate low.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import json
 import math
 import re
 from collections import Counter
@@ -106,7 +110,7 @@ _PLACEHOLDER_RE = re.compile(
     r"""(?ix)
     ^(?:
         \$\{[^}]*\}.* | \$\{\{.*\}\} | \$\(.*\) | \$[A-Za-z_][\w.]* (?:[:\-=][^\s]*)?   # shell / CI
-      | \{\{.*\}\} | \{%.*%\} | \{[A-Za-z_][\w.\-]*\} | %[A-Za-z_]\w*%   # templates
+      | \{\{.*\}\} | \{%.*%\} | \{[A-Za-z_][\w.\-]*\} | %[A-Za-z_]\w*% | \#\{.*\}  # templates
       | <[^<>]*> | \[[^\[\]]*\]                                         # <your-token>, [PASSWORD]
       | @[A-Za-z_]\w*@ | %\(\w+\)s | %s | \?
       | (?:process\.env|os\.environ|os\.getenv|env|getenv|environ|config|settings|secrets?|vars|
@@ -152,9 +156,47 @@ def is_placeholder(value: str) -> bool:
     return len(set(v.lower())) <= 2
 
 
+# Words that make a quoted phrase a message, label or prompt rather than a passphrase.
+_MESSAGE_WORDS = words(
+    """
+    password passwords passphrase passwd pwd token tokens secret secrets key keys
+    credential credentials enter please invalid required incorrect wrong must should
+    cannot can't don't characters character least match matches confirm forgot reset
+    change changed new current old your you the is are was were not no field error
+    failed failure missing empty set show hide type input login log sign user username
+    account email here example sample dummy test placeholder default value none null
+    true false todo fixme see use using from for with this that will has have been
+    expired expires valid too short long weak strong
+    passwort kennwort contraseña contrasena mot passe senha wachtwoord hasło haslo
+    parola lösenord losenord salasana heslo jelszó пароль 密码 パスワード 비밀번호
+    """
+)
+
+
+def passphrase_ok(value: str) -> bool:
+    """A quoted value with spaces under a password/secret name: a passphrase
+    (`"correct horse battery staple"`, `"P@ss w0rd! 2024"`) rather than a message
+    (`"Password is required"`), a label, a template or a placeholder."""
+    if not 8 <= len(value) <= 128 or "\t" in value or "\n" in value or "\r" in value:
+        return False
+    parts = value.split(" ")
+    if not 2 <= len(parts) <= 10 or "" in parts:
+        return False  # single spaces between words
+    if is_placeholder(value) or any(ch in value for ch in "{}<>%$\\/`") or "..." in value:
+        return False
+    for part in parts:
+        w = part.strip(".,;:!?\"'()[]").lower()
+        if w in _MESSAGE_WORDS or w in _PLACEHOLDER_WORDS:
+            return False
+    if all(p.isalpha() for p in parts) and parts[0][0].isupper() and value[1:].islower():
+        return False  # "Sentence case words": a UI label, not a typed passphrase
+    letters = sum(ch.isalpha() for ch in value)
+    return letters >= 4 and len(set(value.lower())) >= 6
+
+
 _DOTTED_IDENT_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+(?:\(\))?$")
 _IDENT_PART_RE = re.compile(r"[A-Za-z_$][\w$]*")
-_CALL_RE = re.compile(r"^[A-Za-z_$][\w$.]*\(.*\)?$")
+_CALL_RE = re.compile(r"^[A-Za-z_$][\w$.]*\((?:.*\))?$")  # `getToken()`, `f(x)`, `getpass(`
 _PATH_RE = re.compile(r"^(?:[~.]{0,2}/|[A-Za-z]:\\|\\\\)[^\s]*$|^[\w.\-]+/[\w.\-/]+$")
 _FILE_RE = re.compile(
     r"^[\w\-]+\.(?:pem|key|crt|cer|p12|pfx|jks|json|ya?ml|txt|env|cfg|conf|ini|"
@@ -224,25 +266,78 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+# Issuer prefixes (IIN ranges) and the lengths each issuer uses, after ISO/IEC 7812 and
+# the networks' published ranges: (first prefix, last prefix, lengths). A number must
+# fall in one of them AND pass Luhn; 13-19 digit runs that don't are ids, not cards.
+_ANY = tuple(range(12, 20))
+_CARD_RANGES: tuple[tuple[int, int, tuple[int, ...]], ...] = (
+    (4, 4, (13, 16, 19)),  # Visa (and Visa Electron, Visa/Dankort 4571)
+    (51, 55, (16,)),  # Mastercard
+    (2221, 2720, (16,)),  # Mastercard 2-series
+    (34, 34, (15,)),  # American Express
+    (37, 37, (15,)),
+    (1, 1, (15,)),  # UATP (AirPlus and other airline cards): 15 digits starting with 1
+    (2014, 2014, (15,)),  # Diners Club enRoute
+    (2149, 2149, (15,)),
+    (2131, 2131, (15,)),  # JCB, 15-digit series
+    (1800, 1800, (15,)),
+    (6011, 6011, (16, 17, 18, 19)),  # Discover
+    (644, 649, (16, 17, 18, 19)),
+    (65, 65, (16, 17, 18, 19)),  # Discover, RuPay, Troy
+    (3528, 3589, (16, 17, 18, 19)),  # JCB
+    (300, 305, (14, 15, 16, 17, 18, 19)),  # Diners Club
+    (3095, 3095, (14, 15, 16, 17, 18, 19)),
+    (36, 36, (14, 15, 16, 17, 18, 19)),
+    (38, 39, (14, 15, 16, 17, 18, 19)),
+    (62, 62, (16, 17, 18, 19)),  # UnionPay
+    (81, 81, (16, 17, 18, 19)),  # UnionPay 81-series
+    (5019, 5019, (16,)),  # Dankort
+    (2200, 2204, (16, 17, 18, 19)),  # Mir
+    (2205, 2205, (16,)),  # BORICA
+    (60, 60, (16,)),  # RuPay
+    (508, 508, (16,)),
+    (82, 82, (16,)),
+    (9792, 9792, (16,)),  # Troy
+    (636, 636, (16, 17, 18, 19)),  # InterPayment
+    (637, 639, (16,)),  # InstaPayment
+    (357111, 357111, (16,)),  # LankaPay
+    (9860, 9860, (16,)),  # Humo
+    (8600, 8600, (16,)),  # UzCard
+    (506099, 506198, (16, 18, 19)),  # Verve
+    (507865, 507964, (16, 18, 19)),
+    (650002, 650027, (16, 18, 19)),
+    (606282, 606282, (16, 19)),  # Hipercard
+    (31, 31, (19,)),  # China T-Union
+    (5018, 5018, _ANY),  # Maestro
+    (5020, 5020, _ANY),
+    (5038, 5038, _ANY),
+    (5893, 5893, _ANY),
+    (6304, 6304, _ANY),
+    (6759, 6759, _ANY),
+    (6761, 6763, _ANY),
+    (6706, 6706, _ANY),  # Laser
+    (6709, 6709, _ANY),
+    (6771, 6771, _ANY),
+)
+
+
+def card_issuer_ok(digits: str) -> bool:
+    """Does the number start with a known issuer prefix, at a length that issuer uses?"""
+    n = len(digits)
+    for low, high, lengths in _CARD_RANGES:
+        if n in lengths:
+            k = len(str(low))
+            if low <= int(digits[:k]) <= high:
+                return True
+    return False
+
+
 def card_ok(digits: str) -> bool:
     """A plausible payment card: known issuer prefix, issuer length, Luhn, not constant."""
     n = len(digits)
     if n < 13 or n > 19 or len(set(digits)) < 3:
         return False
-    p2 = int(digits[:2])
-    p4 = int(digits[:4])
-    p3 = int(digits[:3])
-    issuer = (
-        (digits[0] == "4" and n in (13, 16, 19))  # Visa
-        or ((51 <= p2 <= 55 or 2221 <= p4 <= 2720) and n == 16)  # Mastercard
-        or (p2 in (34, 37) and n == 15)  # Amex
-        or ((p4 == 6011 or p2 == 65 or 644 <= p3 <= 649) and n in (16, 19))  # Discover
-        or (3528 <= p4 <= 3589 and 16 <= n <= 19)  # JCB
-        or ((300 <= p3 <= 305 or p2 in (36, 38, 39)) and 14 <= n <= 19)  # Diners
-        or (p2 == 62 and 16 <= n <= 19)  # UnionPay
-        or (p4 in (5018, 5020, 5038, 5893, 6304, 6759, 6761, 6762, 6763) and 12 <= n <= 19)
-    )
-    return issuer and luhn_ok(digits)
+    return card_issuer_ok(digits) and luhn_ok(digits)
 
 
 def ssn_ok(area: str, group: str, serial: str) -> bool:
@@ -252,7 +347,7 @@ def ssn_ok(area: str, group: str, serial: str) -> bool:
     if group == "00" or serial == "0000":
         return False
     # Publicly burned numbers (Woolworth wallet card, 1941 ad) appear in docs, not people.
-    return f"{area}-{group}-{serial}" not in ("078-05-1120", "219-09-9999", "123-45-6789")
+    return area + group + serial not in ("078051120", "219099999", "123456789")
 
 
 IBAN_LENGTHS = {
@@ -344,3 +439,143 @@ def iban_ok(compact: str) -> bool:
     rearranged = compact[4:] + compact[:4]
     number = "".join(str(int(ch, 36)) for ch in rearranged)
     return int(number) % 97 == 1
+
+
+# ----------------------------------------------------------------------------- encodings
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {ch: i for i, ch in enumerate(_B58)}
+
+
+def base58check_decode(value: str) -> bytes | None:
+    """The payload of a Base58Check string (Bitcoin): None unless its 4-byte
+    double-SHA-256 checksum matches."""
+    n = 0
+    for ch in value:
+        d = _B58_INDEX.get(ch)
+        if d is None:
+            return None
+        n = n * 58 + d
+    zeros = len(value) - len(value.lstrip("1"))
+    raw = b"\x00" * zeros + (n.to_bytes((n.bit_length() + 7) // 8, "big") if n else b"")
+    if len(raw) < 5:
+        return None
+    payload, check = raw[:-4], raw[-4:]
+    if hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] != check:
+        return None
+    return payload
+
+
+def bitcoin_base58_ok(value: str) -> bool:
+    """A mainnet P2PKH (`1…`, version 0x00) or P2SH (`3…`, version 0x05) address:
+    25 bytes with a valid Base58Check checksum."""
+    if not 25 <= len(value) <= 35 or value[0] not in "13":
+        return False
+    payload = base58check_decode(value)
+    return (
+        payload is not None and len(payload) == 21 and payload[0] == (0 if value[0] == "1" else 5)
+    )
+
+
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_BECH32_INDEX = {ch: i for i, ch in enumerate(_BECH32)}
+_BECH32_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+BECH32_CONST, BECH32M_CONST = 1, 0x2BC830A3
+
+
+def bech32_polymod(values: list[int]) -> int:
+    """BIP-173 checksum polynomial over 5-bit values."""
+    chk = 1
+    for v in values:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ v
+        for i in range(5):
+            if (top >> i) & 1:
+                chk ^= _BECH32_GEN[i]
+    return chk
+
+
+def bech32_hrp_expand(hrp: str) -> list[int]:
+    return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+
+
+def _regroup(data: list[int], frm: int, to: int) -> bytes | None:
+    """5-bit groups back to bytes (BIP-173 convertbits without padding)."""
+    acc = bits = 0
+    out = bytearray()
+    maxv = (1 << to) - 1
+    for v in data:
+        acc = (acc << frm) | v
+        bits += frm
+        while bits >= to:
+            bits -= to
+            out.append((acc >> bits) & maxv)
+    if bits >= frm or (acc << (to - bits)) & maxv:
+        return None
+    return bytes(out)
+
+
+def segwit_address_ok(value: str, hrp: str = "bc") -> bool:
+    """A SegWit address (`bc1q…` bech32, BIP-173; `bc1p…` taproot bech32m, BIP-350):
+    one case, the right checksum constant for its witness version, and a witness
+    program of a valid length."""
+    if value.lower() != value and value.upper() != value:
+        return False
+    low = value.lower()
+    sep = low.rfind("1")
+    if low[:sep] != hrp or len(low) > 90 or len(low) - sep < 8:
+        return False
+    data = [_BECH32_INDEX.get(c, -1) for c in low[sep + 1 :]]
+    if -1 in data or data[0] > 16:
+        return False
+    want = BECH32_CONST if data[0] == 0 else BECH32M_CONST
+    if bech32_polymod(bech32_hrp_expand(hrp) + data) != want:
+        return False
+    program = _regroup(data[1:-6], 5, 8)
+    if program is None or not 2 <= len(program) <= 40:
+        return False
+    return data[0] != 0 or len(program) in (20, 32)
+
+
+def b64url_decode(part: str) -> bytes | None:
+    """Base64url without padding (as in JWTs and Discord tokens); None if malformed."""
+    try:
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def b64url_json_object(part: str) -> dict | None:
+    """The JSON object a JWT segment encodes, or None."""
+    raw = b64url_decode(part)
+    if raw is None:
+        return None
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def jwt_header_ok(header: str, payload: str) -> bool:
+    """Header and payload decode to JSON objects, the header naming `alg`/`typ`/`enc`/`kid`."""
+    head = b64url_json_object(header)
+    if not head or not {"alg", "typ", "enc", "kid", "cty"}.intersection(head):
+        return False
+    return b64url_json_object(payload) is not None
+
+
+def discord_token_ok(token: str) -> bool:
+    """`<base64 user id>.<6-char timestamp>.<HMAC>`: the first part decodes to a Discord
+    snowflake (17-20 decimal digits), or (for made-up ids) all parts look random."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return False
+    ident, stamp, mac = parts
+    if len(stamp) != 6 or len(mac) < 27 or shannon_entropy(mac) < 3.5:
+        return False
+    raw = b64url_decode(ident)
+    if raw is not None and raw.isdigit() and 17 <= len(raw) <= 20:
+        return True
+    # not a decodable id: accept only clearly random parts (mixed case and digits)
+    return char_classes(ident) >= 3 and char_classes(mac) >= 3 and shannon_entropy(ident) >= 3.5
