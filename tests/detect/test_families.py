@@ -8,6 +8,8 @@ negatives that the same rule must leave alone.
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from memloom.detect import Detector
@@ -318,6 +320,8 @@ def test_passphrase_near_misses(det: Detector, text: str) -> None:
 
 B64_SECRET = b64url(bytes(range(7, 39))).replace("-", "+").replace("_", "/") + "="
 HEX_SECRET = rnd(40, HEX, "hexsecret")
+# a padded 32-byte base64 key with three `/` (weak names reject slash-rich slugs)
+B64_SLASHES = base64.b64encode(bytes([0xFB, 0xFF, 0xBF, 0x17, 0x3F, 0xF2, *range(71, 97)])).decode()
 
 
 @pytest.mark.parametrize(
@@ -332,10 +336,13 @@ HEX_SECRET = rnd(40, HEX, "hexsecret")
         f'key = "{B64_SECRET}"',
         f'auth: "{HEX_SECRET}"',
         f'jwtSecret: "{B64_SECRET}"',
+        f'key = "{B64_SLASHES}"',
+        f'auth: "{B64_SLASHES}"',
     ],
 )
 def test_quoted_high_entropy_under_secret_names(det: Detector, text: str) -> None:
-    value = B64_SECRET if B64_SECRET in text else HEX_SECRET
+    value = next(v for v in (B64_SECRET, HEX_SECRET, B64_SLASHES) if v in text)
+    assert B64_SLASHES.count("/") == 3
     masked(det, text, value)
 
 
@@ -348,6 +355,8 @@ def test_quoted_high_entropy_under_secret_names(det: Detector, text: str) -> Non
         f'public_key = "{B64_SECRET}"',
         f'"integrity": "sha512-{B64_SECRET}"',
         'key = "src/memloom/detect/engine.py"',
+        'key = "docs/assets/img/logo/dark/x2/a.png"',
+        'key: "abcd/efgh/ijkl/mnop/qrst/uvwx"',
     ],
 )
 def test_quoted_high_entropy_near_misses(det: Detector, text: str) -> None:

@@ -146,6 +146,9 @@ _ALLOWED_AFTER = words(
 _PASSWORD_AFTER = frozenset({"hash", "digest", "hashed"})
 
 _VERSION_RE = re.compile(r"(?:^|[\-_@:v])\d+\.\d+(?:\.\d+)*(?:[\-.+][\w.]+)?$")
+_BASE64_BLOB = re.compile(
+    r"(?=[A-Za-z0-9+/]*[+=])(?:[A-Za-z0-9+/]{4}){5,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+)
 _UUID_RE = re.compile(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
@@ -227,8 +230,11 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
             return False  # a name, unless punctuation says it was typed as a secret
         return shannon_entropy(value) >= 2.5
     # weak names (`key`, `auth`): only values that could not be anything but a token;
-    # slugs such as cache keys (`setup-uv-1-x86_64-linux-0.7.13-f6c6…`) are not
-    if _UUID_RE.match(value) or sum(value.count(c) for c in "-.:/") >= 3:
+    # slugs such as cache keys (`setup-uv-1-x86_64-linux-0.7.13-f6c6…`) are not, but a
+    # padded base64 blob may hold several `/` (`key = "q3/Wm+8K…/Yz7R…="`)
+    if _UUID_RE.match(value):
+        return False
+    if sum(value.count(c) for c in "-.:/") >= 3 and not _BASE64_BLOB.fullmatch(value):
         return False
     return looks_random(value, min_len=16, min_entropy=3.0) and not looks_wordy(value)
 
