@@ -71,6 +71,12 @@ def brute(x: np.ndarray, q: np.ndarray, keep: np.ndarray | None = None) -> list[
     return [f"m{i}" for i in np.argsort(-sims)[:10] if keep is None or keep[i]]
 
 
+#: What a small int8 graph (built on several threads, so not the same graph twice)
+#: finds of the exact top 10 over these few queries, with room for a near miss or two:
+#: the tests check which files answer, the benchmarks how well.
+GRAPH_OVERLAP = 0.95
+
+
 def overlap(store: SQLiteStore, x: np.ndarray, keep: np.ndarray | None = None, **flt) -> float:
     got = []
     for q in x[::37]:
@@ -97,7 +103,7 @@ def test_a_reopened_store_views_its_files_and_answers_as_before(db_path):
     try:
         index = store._index
         assert index._ann_view and index.delta.n == 0 and len(index) == len(x)
-        assert overlap(store, x) >= 0.98
+        assert overlap(store, x) >= GRAPH_OVERLAP
         keep = np.arange(len(x)) % 3 == 1
         # A selective filter is answered exactly over the float16 copies: only a near
         # tie at the tenth place may differ from float32 brute force.
@@ -124,13 +130,13 @@ def test_missing_damaged_or_foreign_files_are_rebuilt_from_the_database(db_path,
     store = SQLiteStore(db_path, ann_threshold=THRESHOLD)
     try:
         assert not store._index._ann_view  # the files were not used
-        assert overlap(store, x) >= 0.98
+        assert overlap(store, x) >= GRAPH_OVERLAP
     finally:
         store.close()
     again = SQLiteStore(db_path, ann_threshold=THRESHOLD)
     try:
         assert again._index._ann_view  # the close wrote good files
-        assert overlap(again, x) >= 0.98
+        assert overlap(again, x) >= GRAPH_OVERLAP
     finally:
         again.close()
 
@@ -192,7 +198,7 @@ def test_a_killed_writer_leaves_files_the_next_open_catches_up_with(db_path, mid
     try:
         assert store._index._ann_view  # the last complete files, then the replay
         assert store._index.delta.live == extra
-        assert overlap(store, everything, keep) >= 0.98
+        assert overlap(store, everything, keep) >= GRAPH_OVERLAP
         for q in x[:30]:
             assert not {f"m{i}" for i in range(30)} & set(texts(store, q))
         expired = SearchFilter(statuses=frozenset({"expired"}))
@@ -221,7 +227,7 @@ def test_a_graph_saved_by_an_older_memloom_is_adopted_not_rebuilt(db_path):
     try:
         assert len(store._index._ann) == len(x)  # the old graph, reconciled
         assert not store._index._ann.contains(999_999)
-        assert overlap(store, x) >= 0.98
+        assert overlap(store, x) >= GRAPH_OVERLAP
     finally:
         store.close()
     assert not legacy.exists() and not legacy.with_suffix(".json").exists()
