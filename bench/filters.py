@@ -7,8 +7,11 @@ conversation, each citing the turn it came from (`observation`), and a summary
 of each session (`session_summary`). They stand in for memories distilled by
 an LLM: facts (type `fact`, tagged with the speaker they are about, scoped to
 the conversation as the project) plus session summaries as `episode`
-memories. Every non-adversarial question is a query; a fact retrieved is a hit
-when the turn it cites is one of the question's evidence turns.
+memories. Each session's memories are stored as one request with that session's
+id, as ``memloom import`` stores what it distils from one agent session (the
+importer records the session on every memory it writes). Every non-adversarial
+question is a query; a fact retrieved is a hit when the turn it cites is one of
+the question's evidence turns.
 
 Conditions, each over the same store:
   global           every conversation's memories in one pool, no filter
@@ -54,7 +57,8 @@ from locomo import (
 def memories_of(conv: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     project = conv["sample_id"]
-    for by_speaker in conv.get("observation", {}).values():
+    for key, by_speaker in conv.get("observation", {}).items():
+        session = key.removesuffix("_observation")
         for speaker, facts in by_speaker.items():
             for fact, dia in facts:
                 dias = dia if isinstance(dia, list) else [dia]
@@ -65,10 +69,20 @@ def memories_of(conv: dict[str, Any]) -> list[dict[str, Any]]:
                         "tags": [speaker],
                         "project": project,
                         "dias": [str(d) for d in dias],
+                        "session": session,
                     }
                 )
-    for summary in conv.get("session_summary", {}).values():
-        out.append({"text": summary, "type": "episode", "tags": [], "project": project, "dias": []})
+    for key, summary in conv.get("session_summary", {}).items():
+        out.append(
+            {
+                "text": summary,
+                "type": "episode",
+                "tags": [],
+                "project": project,
+                "dias": [],
+                "session": key.removesuffix("_summary"),
+            }
+        )
     return out
 
 
@@ -122,13 +136,16 @@ def main() -> int:
                 mems = memories_of(conv)
                 counts["facts"] += sum(1 for x in mems if x["type"] == "fact")
                 counts["episodes"] += sum(1 for x in mems if x["type"] == "episode")
-                for start in range(0, len(mems), 256):
-                    part = mems[start : start + 256]
+                by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+                for x in mems:
+                    by_session[x["session"]].append(x)
+                for session, part in by_session.items():
                     res = m.store(
                         {
+                            "session_id": f"{conv['sample_id']}/{session}",
                             "entries": [
                                 {k: x[k] for k in ("text", "type", "tags", "project")} for x in part
-                            ]
+                            ],
                         }
                     )
                     for x, mid in zip(part, res.ids, strict=True):
