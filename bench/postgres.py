@@ -83,7 +83,7 @@ BULK_BATCH = 5_000  # rows per insert_many transaction
 REBUILD_INDEX_ROWS = 50_000  # drop + recreate the HNSW index around a bulk fill this big
 SINGLE_WRITES = 200  # one-entry Memloom.store calls at N
 TEXT_QUERIES = 50
-EF_SWEEP = [40, 100, 200, 400, 800, 1000]  # 1000: the most pgvector allows
+EF_SWEEP = [40, 60, 100, 120, 160, 200, 240, 320, 400, 600, 800, 1000]  # 1000: pgvector's most
 INDEX = "memories_embedding_hnsw"
 MAINTENANCE_WORK_MEM = "6GB"  # the 1M graph (~2-3 GB) is built in memory
 #: A deployment's durability and memory in place of the test server's fsync=off & co.
@@ -366,13 +366,14 @@ def pg_connect(url: str):
     return conn
 
 
-def store_sql(k: int = K) -> str:
-    """The SQL PostgresStore.vector_search runs for the engine's filter (no owners)."""
-    return (
-        "SELECT m.id, 1 - (m.embedding <=> %s) FROM memories m "
-        "WHERE m.embedding IS NOT NULL AND m.status = ANY(%s) "
-        "AND (m.expires_at IS NULL OR m.expires_at > %s) AND TRUE "
-        f"ORDER BY m.embedding <=> %s LIMIT {int(k)}"
+def store_query(q: np.ndarray, half: bool, k: int = K) -> tuple[str, list[Any]]:
+    """The SQL and arguments PostgresStore.vector_search runs for the engine's filter
+    (no owners); ``half``: pgvector has halfvec (``has_halfvec``)."""
+    from memloom.store.postgres import search_args, search_sql
+
+    where = "m.status = ANY(%s) AND (m.expires_at IS NULL OR m.expires_at > %s) AND TRUE"
+    return search_sql(where, "%s", DIM, half), search_args(
+        q, [["active"], time.time()], k, DIM, half
     )
 
 
@@ -380,12 +381,14 @@ def ef_sweep(url: str, data: Data, id_to_index: dict[str, int], values: list[int
     conn = pg_connect(url)
     conn.execute("SET hnsw.iterative_scan = strict_order")
     out = []
-    sql = store_sql()
+    from memloom.store.postgres import has_halfvec
+
+    half = has_halfvec(conn)
     for ef in values:
         conn.execute(f"SET hnsw.ef_search = {int(ef)}")
 
         def run(q: np.ndarray) -> list[int]:
-            rows = conn.execute(sql, [q, ["active"], time.time(), q]).fetchall()
+            rows = conn.execute(*store_query(q, half)).fetchall()
             return [id_to_index.get(r[0], -1) for r in rows]
 
         row = {"ef_search": ef, **timed_queries(data, run)}
@@ -401,10 +404,10 @@ def plan(url: str, q: np.ndarray) -> list[str]:
     conn = pg_connect(url)
     conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
     conn.execute("SET hnsw.iterative_scan = strict_order")
-    rows = conn.execute(
-        "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + store_sql(),
-        [q, ["active"], time.time(), q],
-    ).fetchall()
+    from memloom.store.postgres import has_halfvec
+
+    sql, args = store_query(q, has_halfvec(conn))
+    rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql, args).fetchall()
     conn.close()
     return [r[0] for r in rows]
 

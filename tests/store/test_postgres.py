@@ -402,3 +402,102 @@ def test_the_hnsw_search_widens_as_the_store_grows(pg_url):
         assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "1000"
     assert store.vector_search(np.ones(4, dtype=np.float32), 5, SearchFilter())[0][0] == "m00001"
     store.close()
+
+
+def _index_definition(url: str) -> str | None:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding_hnsw'"
+        ).fetchone()
+    return None if row is None else row[0]
+
+
+def _plan(store: PostgresStore, q: np.ndarray, k: int) -> str:
+    from memloom.store.postgres import search_args, search_sql
+
+    where, params = store._filter_sql(SearchFilter())
+    with store._conn() as conn:
+        # A tiny table, where scanning it all is cheapest: ask whether the index serves
+        # the search's ordering (no sort of every row).
+        conn.execute("ANALYZE memories")
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET enable_sort = off")
+        rows = conn.execute(
+            "EXPLAIN " + search_sql(where, "%s", len(q), store._core.halfvec),
+            search_args(q, params, k, len(q), store._core.halfvec),
+        ).fetchall()
+        conn.execute("RESET enable_seqscan")
+        conn.execute("RESET enable_sort")
+    return "\n".join(r[0] for r in rows)
+
+
+def test_the_vector_index_is_half_precision_and_searches_rescore_exactly(pg_url):
+    """The HNSW graph is over the half-precision cast, the search's SQL is one the index
+    serves, and the similarities returned are the float32 ones (the exact re-score)."""
+    store = PostgresStore(pg_url)
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(200, 24)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    with store.transaction():
+        store.insert_many([_row(i, f"memory {i}", v) for i, v in enumerate(vecs)])
+    assert "halfvec(24)" in (_index_definition(pg_url) or "")
+    assert store.get_meta("vector_index") == (
+        "CREATE INDEX memories_embedding_hnsw ON memories USING hnsw "
+        "((embedding::halfvec(24)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)"
+    )
+    q = vecs[17] + 0.05 * rng.normal(size=24).astype(np.float32)
+    q /= np.linalg.norm(q)
+    assert "Index Scan using memories_embedding_hnsw" in _plan(store, q, 10)
+    hits = store.vector_search(q, 10, SearchFilter())
+    exact = np.argsort(-(vecs @ q))[:10]
+    assert [h[0] for h in hits] == [f"m{i:05d}" for i in exact]
+    # float32 similarities (a half-precision score would be off by ~1e-3)
+    assert [h[1] for h in hits] == pytest.approx([float(vecs[i] @ q) for i in exact], abs=1e-6)
+    batch = store.vector_search_many(np.stack([q, vecs[3]]), 10, SearchFilter())
+    assert [h[0] for h in batch[0]] == [h[0] for h in hits]
+    assert [h[1] for h in batch[0]] == pytest.approx([h[1] for h in hits], abs=1e-6)
+    assert batch[1][0][0] == "m00003" and batch[1][0][1] == pytest.approx(1.0, abs=1e-6)
+    store.close()
+
+
+def test_a_store_with_the_old_float_index_gets_the_half_precision_one_once(pg_url, caplog):
+    import psycopg
+
+    store = PostgresStore(pg_url)
+    vecs = np.eye(8, dtype=np.float32)
+    with store.transaction():
+        store.insert_many([_row(i, f"memory {i}", v) for i, v in enumerate(vecs)])
+    store.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as an older memloom left it
+        conn.execute("DROP INDEX memories_embedding_hnsw")
+        conn.execute(
+            "CREATE INDEX memories_embedding_hnsw ON memories "
+            "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 128)"
+        )
+        conn.execute("DELETE FROM meta WHERE key = 'vector_index'")
+    with caplog.at_level("WARNING", logger="memloom.store.postgres"):
+        store = PostgresStore(pg_url)
+    assert "rebuilding the vector index" in caplog.text
+    assert "halfvec(8)" in (_index_definition(pg_url) or "")
+    assert store.vector_search(vecs[5], 1, SearchFilter())[0][0] == "m00005"
+    store.close()
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="memloom.store.postgres"):
+        PostgresStore(pg_url).close()  # the next open leaves it as it is
+    assert "rebuilding" not in caplog.text
+
+
+def test_vectors_wider_than_the_float_graph_allows_are_still_indexed(pg_url):
+    """pgvector's float32 HNSW stops at 2,000 dimensions; the half-precision one at 4,000
+    (a 3,072-dimension embedding model is searched through the graph)."""
+    store = PostgresStore(pg_url)
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(30, 3072)).astype(np.float32)
+    with store.transaction():
+        store.insert_many([_row(i, f"memory {i}", v) for i, v in enumerate(vecs)])
+    assert "halfvec(3072)" in (_index_definition(pg_url) or "")
+    assert "Index Scan using memories_embedding_hnsw" in _plan(store, vecs[4], 5)
+    assert store.vector_search(vecs[4], 3, SearchFilter())[0][0] == "m00004"
+    store.close()

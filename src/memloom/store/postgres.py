@@ -59,18 +59,91 @@ log = logging.getLogger(__name__)
 #: Advisory lock keys ("memloom" in ASCII, then a purpose byte).
 WRITE_LOCK = 0x6D656D6C6F6F6D01
 MIGRATE_LOCK = 0x6D656D6C6F6F6D02
-#: pgvector's HNSW index takes at most this many dimensions; above it, search is exact.
+#: pgvector's HNSW index takes at most this many dimensions: over the half-precision
+#: cast (pgvector 0.7+), and over the float32 column (older pgvector). Above it, search
+#: is exact.
+HALFVEC_MAX_DIM = 4000
 HNSW_MAX_DIM = 2000
+#: The vector index: HNSW over the embeddings cast to half precision -- half the pages
+#: of a float32 graph, so more of it stays in shared buffers -- built with a wider
+#: ef_construction than pgvector's default 64, so a narrower search finds the same
+#: share of the exact top 10 (bench/postgres.py; docs/benchmarks.md). The graph's
+#: candidates are re-scored exactly from the float32 column (:func:`search_sql`).
+HNSW_HALFVEC = (
+    "CREATE INDEX memories_embedding_hnsw ON memories USING hnsw "
+    "((embedding::halfvec({dim})) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)"
+)
+#: The same graph over float32 vectors, for pgvector < 0.7 (no halfvec).
+HNSW_FLOAT = (
+    "CREATE INDEX memories_embedding_hnsw ON memories "
+    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 200)"
+)
 #: Candidates the HNSW graph explores per query (pgvector's default is 40), by store
 #: size: a bigger graph needs a wider search to keep finding >= 98 % of the exact
-#: top 10 (bench/postgres.py's sweep: 0.984 at 100k with 200; 0.985 at 1M with 1,000).
-EF_SEARCH = 200
-EF_SEARCH_STEPS = ((200_000, 200), (500_000, 400), (None, 1000))
+#: top 10 (bench/postgres.py's sweep).
+EF_SEARCH = 120
+EF_SEARCH_STEPS = ((200_000, 120), (500_000, 240), (None, 400))
+#: A search takes at least this many graph candidates (and twice the rows asked for)
+#: to re-score exactly: half precision orders the near ones a little differently.
+RERANK_MIN = 40
 #: The write path's neighbour search (duplicates and conflicts, cosine >= 0.65): a
 #: duplicate is near by definition, so it needs far less breadth than recall's top 10.
 WRITE_EF_SEARCH = 64
 #: Seconds between re-reads of the store size that picks the search width.
 EF_RECHECK = 60.0
+
+
+def index_sql(dim: int, halfvec: bool) -> str | None:
+    """The vector index for ``dim``-dimensional embeddings, or None (exact search)."""
+    if halfvec and dim <= HALFVEC_MAX_DIM:
+        return HNSW_HALFVEC.format(dim=int(dim))
+    return HNSW_FLOAT if dim <= HNSW_MAX_DIM else None
+
+
+def rerank_pool(k: int) -> int:
+    return max(2 * k, RERANK_MIN)
+
+
+def search_sql(where: str, query: str, dim: int, halfvec: bool) -> str:
+    """The top-``k`` vector search over ``memories m`` rows passing ``where``, for the
+    query vector expression ``query`` (a ``%s`` or a column of a ``LATERAL`` join).
+
+    Through the half-precision graph, a pool of candidates is re-scored exactly from
+    the float32 column. Its parameters: :func:`search_args`. Rows are
+    ``(id, similarity)``, best first.
+    """
+    if halfvec and dim <= HALFVEC_MAX_DIM:
+        half = f"halfvec({int(dim)})"
+        return (
+            f"SELECT c.id, 1 - (c.embedding <=> {query}) AS sim FROM ("
+            "SELECT m.id, m.embedding FROM memories m "
+            f"WHERE m.embedding IS NOT NULL AND {where} "
+            f"ORDER BY m.embedding::{half} <=> ({query})::{half} LIMIT %s) c "
+            f"ORDER BY c.embedding <=> {query} LIMIT %s"
+        )
+    return (
+        f"SELECT m.id, 1 - (m.embedding <=> {query}) AS sim FROM memories m "
+        f"WHERE m.embedding IS NOT NULL AND {where} "
+        f"ORDER BY m.embedding <=> {query} LIMIT %s"
+    )
+
+
+def search_args(query: Any, params: Sequence[Any], k: int, dim: int, halfvec: bool) -> list[Any]:
+    """:func:`search_sql`'s parameters, in order: ``query`` is the vector where the SQL
+    has ``%s`` for it, None where it names a column; ``params`` the filter's."""
+    q = [] if query is None else [query]
+    if halfvec and dim <= HALFVEC_MAX_DIM:
+        return [*q, *params, *q, rerank_pool(k), *q, k]
+    return [*q, *params, *q, k]
+
+
+def has_halfvec(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the database's pgvector has the half-precision type (0.7+)."""
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is None:
+        return False
+    parts = [int(p) if p.isdigit() else 0 for p in str(row[0]).split(".")[:2]]
+    return tuple(parts) >= (0, 7)
 
 
 def ef_search_for(n: int) -> int:
@@ -124,6 +197,8 @@ class _Core:
     pool: ConnectionPool
     local: threading.local = field(default_factory=threading.local)
     dimension: int | None = None
+    #: Whether pgvector has halfvec: the index is then over the half-precision cast.
+    halfvec: bool = True
     #: The HNSW search width for the store's size, and what each connection has.
     ef_search: int = EF_SEARCH
     ef_checked: float = -1e9
@@ -156,6 +231,7 @@ class PostgresStore(SQLStore):
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 self.migrate_schema(conn)
+                halfvec = has_halfvec(conn)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the PostgreSQL store: {exc}".strip()) from exc
         pool = ConnectionPool(
@@ -172,7 +248,7 @@ class PostgresStore(SQLStore):
         except Exception as exc:
             pool.close()
             raise StoreError(f"cannot open a connection pool to PostgreSQL: {exc}") from exc
-        self._core = _Core(url=url, pool=pool)
+        self._core = _Core(url=url, pool=pool, halfvec=halfvec)
         self._core.dimension = self._read_dimension()
 
     # ------------------------------------------------------------ plumbing
@@ -206,8 +282,39 @@ class PostgresStore(SQLStore):
                     conn.execute(script)
                     conn.execute("DELETE FROM memloom_schema")
                     conn.execute("INSERT INTO memloom_schema (version) VALUES (%s)", (number,))
+            with conn.transaction():
+                PostgresStore._ensure_vector_index(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
+
+    @staticmethod
+    def _ensure_vector_index(conn: psycopg.Connection[Any]) -> None:
+        """Rebuild the vector index once when this memloom wants another definition than
+        the one the database has (``meta.vector_index``): a store written by an older
+        memloom gets the half-precision graph. Run under the migration lock."""
+        rows = dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('dimension', 'vector_index')"
+            ).fetchall()
+        )
+        if "dimension" not in rows:
+            return  # no vector yet: the first one builds it (_set_dimension)
+        wanted = index_sql(int(rows["dimension"]), has_halfvec(conn))
+        if rows.get("vector_index") == (wanted or ""):
+            return
+        log.warning("rebuilding the vector index of %s for this memloom (once)", conn.info.dbname)
+        PostgresStore._build_vector_index(conn, wanted)
+
+    @staticmethod
+    def _build_vector_index(conn: psycopg.Connection[Any], statement: str | None) -> None:
+        conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+        if statement is not None:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('vector_index', %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (statement or "",),
+        )
 
     @property
     def schema_version(self) -> int:
@@ -332,13 +439,10 @@ class PostgresStore(SQLStore):
         """Type the vector column and build its HNSW index (first vector, or reembed)."""
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
         conn.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dim)})")
-        if dim <= HNSW_MAX_DIM:
-            conn.execute(
-                "CREATE INDEX memories_embedding_hnsw ON memories "
-                "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 128)"
-            )
-        else:
+        statement = index_sql(dim, self._core.halfvec)
+        if statement is None:
             log.warning("vectors of %d dimensions: pgvector cannot index them; exact search", dim)
+        self._build_vector_index(conn, statement)
         self.set_meta("dimension", str(dim))
         self._core.dimension = dim
 
@@ -629,13 +733,11 @@ class PostgresStore(SQLStore):
                 [str(max(WRITE_EF_SEARCH, k))],
             )
             rows = conn.execute(
-                "SELECT q.ord, n.id, 1 - n.dist FROM unnest(%s::vector[]) "
+                "SELECT q.ord, n.id, n.sim FROM unnest(%s::vector[]) "
                 "WITH ORDINALITY AS q(v, ord) CROSS JOIN LATERAL ("
-                "SELECT m.id, m.embedding <=> q.v AS dist FROM memories m "
-                f"WHERE m.embedding IS NOT NULL AND {where} "
-                "ORDER BY m.embedding <=> q.v LIMIT %s) n WHERE 1 - n.dist >= %s "
-                "ORDER BY q.ord, n.dist",
-                [qs, *params, k, min_similarity],
+                f"{search_sql(where, 'q.v', dim, self._core.halfvec)}) n "
+                "WHERE n.sim >= %s ORDER BY q.ord, n.sim DESC",
+                [qs, *search_args(None, params, k, dim, self._core.halfvec), min_similarity],
             ).fetchall()
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [previous])
         for ord_, memory_id, sim in rows:
@@ -661,10 +763,8 @@ class PostgresStore(SQLStore):
         with self._conn() as conn:
             self._tune_search(conn)
             rows = conn.execute(
-                "SELECT m.id, 1 - (m.embedding <=> %s) FROM memories m "
-                f"WHERE m.embedding IS NOT NULL AND {where} "
-                "ORDER BY m.embedding <=> %s LIMIT %s",
-                [q, *params, q, k],
+                search_sql(where, "%s", dim, self._core.halfvec),
+                search_args(q, params, k, dim, self._core.halfvec),
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
