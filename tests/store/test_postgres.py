@@ -383,11 +383,11 @@ def test_the_hnsw_search_widens_as_the_store_grows(pg_url):
     from memloom.store.postgres import ef_search_for
 
     assert [ef_search_for(n) for n in (1, 199_999, 200_000, 999_999, 5_000_000)] == [
-        200,
-        200,
+        120,
+        120,
         400,
-        1000,
-        1000,
+        800,
+        800,
     ]
     store = PostgresStore(pg_url)
     with store.transaction():
@@ -399,7 +399,7 @@ def test_the_hnsw_search_widens_as_the_store_grows(pg_url):
         with conn.transaction():
             conn.execute("UPDATE owner_counts SET memories = 1000000")
         store._tune_search(conn)
-        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "1000"
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "800"
     assert store.vector_search(np.ones(4, dtype=np.float32), 5, SearchFilter())[0][0] == "m00001"
     store.close()
 

@@ -80,9 +80,10 @@ HNSW_FLOAT = (
 )
 #: Candidates the HNSW graph explores per query (pgvector's default is 40), by store
 #: size: a bigger graph needs a wider search to keep finding >= 98 % of the exact
-#: top 10 (bench/postgres.py's sweep).
+#: top 10 (bench/postgres.py's sweep of the half-precision graph: 0.982 at 100k with
+#: 120, 0.984 at 1M with 800 -- 400 finds only 0.957 there).
 EF_SEARCH = 120
-EF_SEARCH_STEPS = ((200_000, 120), (500_000, 240), (None, 400))
+EF_SEARCH_STEPS = ((200_000, 120), (500_000, 400), (None, 800))
 #: A search takes at least this many graph candidates (and twice the rows asked for)
 #: to re-score exactly: half precision orders the near ones a little differently.
 RERANK_MIN = 40
