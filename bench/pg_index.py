@@ -35,7 +35,7 @@ EF = [60, 120, 200, 400, 1000]
 
 
 def main() -> None:
-    from memloom.store.postgres import HNSW_FLOAT, HNSW_HALFVEC, search_args, search_sql
+    from memloom.store.pg_vectors import HNSW_FLOAT, HNSW_HALFVEC, search_args, search_sql
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=100_000)

@@ -369,7 +369,7 @@ def pg_connect(url: str):
 def store_query(q: np.ndarray, half: bool, k: int = K) -> tuple[str, list[Any]]:
     """The SQL and arguments PostgresStore.vector_search runs for the engine's filter
     (no owners); ``half``: pgvector has halfvec (``has_halfvec``)."""
-    from memloom.store.postgres import search_args, search_sql
+    from memloom.store.pg_vectors import search_args, search_sql
 
     where = "m.status = ANY(%s) AND (m.expires_at IS NULL OR m.expires_at > %s) AND TRUE"
     return search_sql(where, "%s", DIM, half), search_args(
@@ -381,7 +381,7 @@ def ef_sweep(url: str, data: Data, id_to_index: dict[str, int], values: list[int
     conn = pg_connect(url)
     conn.execute("SET hnsw.iterative_scan = strict_order")
     out = []
-    from memloom.store.postgres import has_halfvec
+    from memloom.store.pg_vectors import has_halfvec
 
     half = has_halfvec(conn)
     for ef in values:
@@ -399,12 +399,12 @@ def ef_sweep(url: str, data: Data, id_to_index: dict[str, int], values: list[int
 
 
 def plan(url: str, q: np.ndarray) -> list[str]:
-    from memloom.store.postgres import EF_SEARCH
+    from memloom.store.pg_vectors import EF_SEARCH
 
     conn = pg_connect(url)
     conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
     conn.execute("SET hnsw.iterative_scan = strict_order")
-    from memloom.store.postgres import has_halfvec
+    from memloom.store.pg_vectors import has_halfvec
 
     sql, args = store_query(q, has_halfvec(conn))
     rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql, args).fetchall()

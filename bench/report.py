@@ -626,7 +626,7 @@ def postgres_section(doc: dict[str, Any] | None = None) -> str:
         out.append("")
         out.append("| ef_search | " + " | ".join(f"{n:,}" for n, _ in sweeps) + " |")
         out.append("|---|" + "---|" * len(sweeps))
-        from memloom.store.postgres import ef_search_for
+        from memloom.store.pg_vectors import ef_search_for
 
         for ef in efs:
             cells = []
@@ -671,7 +671,7 @@ def _postgres_findings(runs: list[dict[str, Any]]) -> list[str]:
         e, nt, off = pg.get("engine", {}), pg.get("engine_no_touch", {}), pg.get("engine_sync_off")
         vs = pg.get("store_vector_search", {})
         sweep_at = {r["ef_search"]: r for r in pg.get("ef_sweep", [])}
-        from memloom.store.postgres import ef_search_for
+        from memloom.store.pg_vectors import ef_search_for
 
         now = sweep_at.get(ef_search_for(n))
         if e and now and abs(e["top10_overlap"] - now["top10_overlap"]) > 0.01:
@@ -689,7 +689,7 @@ def _postgres_findings(runs: list[dict[str, Any]]) -> list[str]:
                 + "."
             )
         sweep = {r["ef_search"]: r for r in pg.get("ef_sweep", [])}
-        from memloom.store.postgres import ef_search_for
+        from memloom.store.pg_vectors import ef_search_for
 
         chosen = ef_search_for(n)
         at = sweep.get(chosen)
@@ -722,7 +722,7 @@ def _postgres_findings(runs: list[dict[str, Any]]) -> list[str]:
                 "PostgreSQL."
             )
     if runs:
-        from memloom.store.postgres import EF_SEARCH_STEPS
+        from memloom.store.pg_vectors import EF_SEARCH_STEPS
 
         steps = ", ".join(
             f"{ef:,} below {limit:,} memories" if limit else f"{ef:,} above"
@@ -730,7 +730,7 @@ def _postgres_findings(runs: list[dict[str, Any]]) -> list[str]:
         )
         out.append(
             f"- The store widens `hnsw.ef_search` with its size ({steps}: `ef_search_for` "
-            "in `store/postgres.py`), chosen from this sweep so that the overlap stays at or "
+            "in `store/pg_vectors.py`), chosen from this sweep so that the overlap stays at or "
             "above 0.98; the engine rows above run with it. The write path's neighbour "
             "search runs narrower (`hnsw.ef_search` 64: a duplicate is near by definition)."
         )

@@ -380,7 +380,7 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
 
 
 def test_the_hnsw_search_widens_as_the_store_grows(pg_url):
-    from memloom.store.postgres import ef_search_for
+    from memloom.store.pg_vectors import ef_search_for
 
     assert [ef_search_for(n) for n in (1, 199_999, 200_000, 999_999, 5_000_000)] == [
         120,
@@ -415,7 +415,7 @@ def _index_definition(url: str) -> str | None:
 
 
 def _plan(store: PostgresStore, q: np.ndarray, k: int) -> str:
-    from memloom.store.postgres import search_args, search_sql
+    from memloom.store.pg_vectors import search_args, search_sql
 
     where, params = store._filter_sql(SearchFilter())
     with store._conn() as conn:
