@@ -953,6 +953,14 @@ the results are those of writing the entries one by one
 same script, one after the other, each naming its checkout.
 
 {writes}
+The two "graph repair" rows of the first table are one run after the other on an idle
+machine (1-minute load 0.65):
+the graph repair of `store/vectors.py::add_reachable` (each batch of new graph nodes
+searched for by its own vector; the few usearch's concurrent insert leaves unreachable
+are added again on one thread) costs 4 % of the write rate at 100,000 (1,370.8 →
+1,317.3/s) and nothing below the graph threshold. The rows are not comparable with the
+h/writes row, which was measured on another day's machine state.
+
 Where the time goes (cProfile, h/writes): on SQLite above the graph threshold,
 inserting each row into the HNSW graph (usearch, connectivity 32,
 expansion_add 128) is about two thirds of a write and the graph search most of
