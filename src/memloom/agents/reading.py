@@ -3,7 +3,7 @@
 Every adapter's ``parse.py`` reads its agent's records its own way; these are the
 parts that are the same for all of them:
 
-* **Text**: :func:`safe_text` (no lone surrogates, no NULs: storable and sendable)
+* **Text**: :func:`safe_text` (from :mod:`memloom.text`: no lone surrogates, no NULs)
   and :func:`without_memloom` (memloom's own ``<memloom-context>`` block taken
   out, so recalled memories are never imported again).
 * **The watermark** (a byte offset and the physical line count there): the
@@ -30,6 +30,7 @@ from typing import Any, TypedDict
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult
 from memloom.agents.files import line_segments
+from memloom.text import safe_text
 
 __all__ = [
     "MEMLOOM_BLOCK_RE",
@@ -59,17 +60,9 @@ MEMLOOM_BLOCK_RE = re.compile(
     + r"|\Z)",
     re.S | re.M,
 )
-_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
 
 
 # --------------------------------------------------------------------------- text
-
-
-def safe_text(text: str) -> str:
-    """``text`` without lone surrogates (-> U+FFFD) and NULs: storable and sendable."""
-    if _UNSAFE_RE.search(text) is None:
-        return text
-    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
 
 
 def without_memloom(text: str) -> str:
@@ -122,14 +115,22 @@ def end_within(f: Any, path: Any, start_offset: int) -> int:
     return size
 
 
-def resume(f: Any, path: Any, start_offset: int) -> bool:
+def resume(f: Any, path: Any, start_offset: int, *, sized: bool = True) -> bool:
     """Seek ``f`` to ``start_offset`` (checked by :func:`end_within`); whether that is
-    inside a physical line (the byte before it is no newline)."""
-    end_within(f, path, start_offset)
+    inside a physical line (the byte before it is no newline).
+
+    ``sized=False``: ``f`` is a stream whose size costs a full read (a decompressed
+    rollout); the offset is checked by the byte before it existing instead.
+    """
+    if sized:
+        end_within(f, path, start_offset)
     continuation = False
     if start_offset > 0:
         f.seek(start_offset - 1)
-        continuation = f.read(1) != b"\n"
+        before = f.read(1)
+        if len(before) != 1:
+            raise ValueError(f"start_offset {start_offset} is beyond the end of {path}")
+        continuation = before != b"\n"
     f.seek(start_offset)
     return continuation
 
@@ -309,10 +310,18 @@ def read_lines(
 
 
 def read_from(
-    p: LineReader, f: Any, path: Any, at: Watermark, *, block_size: int, limit: int
+    p: LineReader,
+    f: Any,
+    path: Any,
+    at: Watermark,
+    *,
+    block_size: int,
+    limit: int,
+    sized: bool = True,
 ) -> ParseResult:
-    """:func:`read_lines` of the seekable file ``f`` (``path``) from the watermark ``at``."""
-    continuation = resume(f, path, at.start_offset)
+    """:func:`read_lines` of the seekable file ``f`` (``path``) from the watermark ``at``
+    (``sized``: as :func:`resume`)."""
+    continuation = resume(f, path, at.start_offset, sized=sized)
     return read_lines(
         p,
         blocks(f, block_size),

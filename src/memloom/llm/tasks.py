@@ -16,12 +16,13 @@ failed call (:class:`~memloom.llm.base.LLMError`).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
+
+from memloom.text import safe_text
 
 from .base import LLM, LLMError
 
@@ -305,16 +306,6 @@ class Verdict(BaseModel):
 # ------------------------------------------------------------------ validation
 
 
-_UNSAFE_RE = re.compile("[\ud800-\udfff\x00]")
-
-
-def _storable(text: str) -> str:
-    """Lone surrogates (-> U+FFFD) and NULs removed: no store, embedder or client takes them."""
-    if _UNSAFE_RE.search(text) is None:
-        return text
-    return _UNSAFE_RE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -373,7 +364,7 @@ def validate_distill_reasons(
         if not isinstance(kind, str) or kind not in MEMORY_TYPES or not isinstance(content, str):
             drop("invalid")
             continue
-        content = _storable(content).strip()
+        content = safe_text(content).strip()
         if not content:
             drop("invalid")
             continue

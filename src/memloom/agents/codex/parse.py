@@ -93,6 +93,7 @@ from memloom.agents.reading import (
     Watermark,
     blocks,
     decode_line,
+    read_from,
     read_lines,
     safe_text,
     without_memloom,
@@ -524,20 +525,5 @@ def parse_rollout(path: Path, **resume: Unpack[Resume]) -> ParseResult:
         with open_session(path) as f:
             has_items = _has_items_before(f, at.start_offset)
     p = _Parser(at.seen, has_items=has_items)
-    with open_session(path) as f:
-        continuation = False
-        if at.start_offset > 0:  # a stream: no size to check, the byte before must exist
-            f.seek(at.start_offset - 1)
-            before = f.read(1)
-            if len(before) != 1:
-                raise ValueError(f"start_offset {at.start_offset} is beyond the end of {path}")
-            continuation = before != b"\n"
-        return read_lines(
-            p,
-            blocks(f, BLOCK_SIZE),
-            limit=MAX_LINE_BYTES,
-            first_line=at.start_line + 1,
-            offset=at.start_offset,
-            final=at.final,
-            continuation=continuation,
-        )
+    with open_session(path) as f:  # a stream: no size to check (sized=False)
+        return read_from(p, f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES, sized=False)
