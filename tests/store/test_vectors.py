@@ -233,3 +233,27 @@ def test_every_graph_node_can_be_found_by_its_own_vector():
         found = np.asarray(ann.search(x, 3).keys).reshape(len(x), -1)
         stranded = keys[~(found == keys[:, None]).any(axis=1)]
         assert stranded.size == 0, f"nodes no search reaches: {stranded.tolist()}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_a_batch_of_queries_gets_each_query_s_exact_top_k(monkeypatch, dtype):
+    """``top_many`` (one product per block, for a batch of writes) answers as ``top`` does
+    for each query, across row blocks and query blocks, float16 rows included."""
+    import memloom.store.vectors as vectors
+
+    monkeypatch.setattr(vectors, "ROW_BLOCK", 97)
+    monkeypatch.setattr(vectors, "QUERY_BLOCK", 7)
+    index, x = filled(600, threshold=10**9)
+    rows = index.delta.take(index.delta.live_positions(), dtype)
+    queries = clustered(30, seed=4)
+    idx = np.flatnonzero(np.arange(rows.n) % 3 != 1)  # a filter's positions
+    got = rows.top_many(queries, 5, idx)
+    assert len(got) == len(queries)
+    for q, hits in zip(queries, got, strict=True):
+        want = rows.top(q, 5, idx)
+        assert [r for r, _ in hits] == [r for r, _ in want]
+        assert np.allclose([s for _, s in hits], [s for _, s in want], atol=1e-5)
+    few = rows.top_many(queries, 5, idx[:3])[0]
+    assert [r for r, _ in few] == [r for r, _ in rows.top(queries[0], 5, idx[:3])]
+    assert len(few) == 3
+    assert rows.top_many(queries, 5, idx[:0]) == [[] for _ in queries]
