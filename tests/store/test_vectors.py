@@ -191,15 +191,22 @@ def test_vector_library_and_embedding_runtime_load_together():
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
 
 
-def test_restored_graph_searches_as_broadly_as_a_built_one(tmp_path):
+def test_restored_graph_searches_as_broadly_as_a_built_one(tmp_path, monkeypatch):
     """usearch restores a graph with its default breadth (64); recall must not drop."""
-    from memloom.store.vectors import expansion_for
+    import memloom.store.vectors as vectors
+    from memloom.store.vectors import CONNECTIVITY, expansion_for
 
+    monkeypatch.setattr(vectors, "expansion_for", lambda n, connectivity=CONNECTIVITY: 100)
     _, fresh, x, _ = saved_and_reopened(tmp_path)
-    assert fresh._ann.expansion_search != 128
+    assert fresh._ann.expansion_search != 100
+    assert fresh._ann.connectivity == CONNECTIVITY
     fresh.search(x[1], 5, SearchFilter())
-    assert fresh._ann.expansion_search == expansion_for(len(x)) == 128
-    assert expansion_for(1_000_000) == 384
+    assert fresh._ann.expansion_search == 100
+    # The breadth follows the size, and a graph an older memloom built with 32 links a
+    # node searches as widely as that memloom did.
+    assert expansion_for(1_000) <= expansion_for(1_000_000) <= expansion_for(10**7)
+    assert expansion_for(1_000_000, connectivity=32) == 384
+    assert expansion_for(100_000, connectivity=32) == 128
 
 
 def test_a_viewed_graph_is_folded_into_even_when_its_files_were_replaced(tmp_path):

@@ -53,13 +53,29 @@ QUERY_BLOCK = 256
 ROW_BLOCK = 16_384
 
 
-def expansion_for(n: int) -> int:
-    """HNSW search breadth for a graph of ``n`` vectors.
+#: Links per node of a graph memloom builds. Measured on bench/recall.py's clustered
+#: vectors (int8 graph, 40 candidates re-scored, top-10 overlap with exact search):
+#: at 100k, M 48 finds 0.982 at breadth 40 (0.25 ms a query) where M 32 needs 128 for
+#: 0.986 (0.61 ms); at 1M, 0.981 at 192 (2.2 ms) where M 32 needs about 300 (2.6 ms).
+#: It costs about 15 % more time to build and 128 bytes a vector more links.
+CONNECTIVITY = 48
 
-    Measured with bench/scale.py (int8 graph, M = 32, 40 candidates re-scored):
-    top-10 overlap with exact search 0.990 at 100k with 128, 0.987 at 1M with 384
-    (128 gives only 0.939 there).
+
+def expansion_for(n: int, connectivity: int = CONNECTIVITY) -> int:
+    """HNSW search breadth for a graph of ``n`` vectors with ``connectivity`` links a node
+    (a graph saved by an older memloom has 32), chosen for top-10 overlap >= 0.98.
+
+    M 48 (see :data:`CONNECTIVITY`): 0.987 at 100k with 64, 0.988 at 1M with 256.
+    M 32 (bench/scale.py): 0.990 at 100k with 128, 0.987 at 1M with 384.
     """
+    if connectivity >= CONNECTIVITY:
+        if n < 200_000:
+            return 64
+        if n < 500_000:
+            return 128
+        if n < 3_000_000:
+            return 256
+        return 384
     if n < 300_000:
         return 128
     if n < 3_000_000:
@@ -512,7 +528,7 @@ class VectorIndex:
         vectors; None means use exact search."""
         assert self._ann is not None
         # A restored graph comes back with the library's default breadth; set ours.
-        breadth = expansion_for(base.live)
+        breadth = expansion_for(base.live, self._ann.connectivity)
         if self._ann.expansion_search != breadth:
             self._ann.expansion_search = breadth
         want = max(k * 4, 40)
@@ -548,14 +564,13 @@ class VectorIndex:
         if self.base is None:
             ann = graph
             if ann is None:
-                # int8 graph, denser links: measured at 100k x 384 (bench/recall.py) this
-                # is faster than f32 with M=16 and finds 0.99 of the exact top-10 once
-                # the candidates are re-scored.
+                # int8 graph, dense links (see CONNECTIVITY): faster at the same overlap
+                # than f16 or f32 graphs once the candidates are re-scored.
                 ann = Index(
                     ndim=self.dim,
                     metric="ip",
                     dtype="i8",
-                    connectivity=32,
+                    connectivity=CONNECTIVITY,
                     expansion_add=128,
                     expansion_search=expansion_for(int(live.size)),
                 )
