@@ -250,7 +250,7 @@ def test_a_batch_of_queries_gets_each_query_s_exact_top_k(monkeypatch, dtype):
 
     monkeypatch.setattr(vectors, "ROW_BLOCK", 97)
     monkeypatch.setattr(vectors, "QUERY_BLOCK", 7)
-    index, x = filled(600, threshold=10**9)
+    index, _ = filled(600, threshold=10**9)
     rows = index.delta.take(index.delta.live_positions(), dtype)
     queries = clustered(30, seed=4)
     idx = np.flatnonzero(np.arange(rows.n) % 3 != 1)  # a filter's positions
