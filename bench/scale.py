@@ -486,7 +486,7 @@ def query_memloom(data: Data, home: Path, what_if_ef: int | None = None) -> dict
 
         vectors.VectorIndex.load_ann = load_ann  # type: ignore[method-assign]
         if hasattr(vectors, "expansion_for"):  # memloom that sizes the breadth per search
-            vectors.expansion_for = lambda n: what_if_ef
+            vectors.expansion_for = lambda *_args: what_if_ef
     t = time.perf_counter()
     m = memloom.open(home=str(home))
     open_s = time.perf_counter() - t

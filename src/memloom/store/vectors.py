@@ -531,7 +531,9 @@ class VectorIndex:
         breadth = expansion_for(base.live, self._ann.connectivity)
         if self._ann.expansion_search != breadth:
             self._ann.expansion_search = breadth
-        want = max(k * 4, 40)
+        # Twice k candidates (at least 40) re-scored: recall asks for a pool of 20 for
+        # its top 10, and 80 candidates would widen the search past the breadth chosen.
+        want = max(k * 2, 40)
         size = len(self._ann)
         for _ in range(3):
             want = min(want, size)
