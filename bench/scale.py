@@ -1395,6 +1395,11 @@ def targets(report: dict) -> list[dict]:
                 m.get("open_first_recall_s") is not None and m["open_first_recall_s"] <= 1,
                 f"{m.get('open_first_recall_s')} s",
             ),
+            (
+                "1M: Memloom.store into the full store >= 1,500/s (batches of 1,000)",
+                m.get("store_at_n_per_s") is not None and m["store_at_n_per_s"] >= 1500,
+                f"{m.get('store_at_n_per_s')}/s over {m.get('store_at_n_entries')} writes",
+            ),
         ]
         out += [{"target": t, "met": ok, "detail": d} for t, ok, d in checks]
     return out
