@@ -57,7 +57,8 @@ ROW_BLOCK = 16_384
 #: vectors (int8 graph, 40 candidates re-scored, top-10 overlap with exact search):
 #: at 100k, M 48 finds 0.982 at breadth 40 (0.25 ms a query) where M 32 needs 128 for
 #: 0.986 (0.61 ms); at 1M, 0.981 at 192 (2.2 ms) where M 32 needs about 300 (2.6 ms).
-#: It costs about 15 % more time to build and 128 bytes a vector more links.
+#: It costs about 15 % more time to build the graph and 128 bytes a vector more links;
+#: a 0 -> 100k fill through ``Memloom.store`` ran about a quarter slower (docs/benchmarks.md).
 CONNECTIVITY = 48
 
 
@@ -761,12 +762,11 @@ class VectorIndex:
             self._ann.expansion_search = breadth
         keys = np.asarray(result.keys, dtype=np.int64).reshape(len(qs), -1)
         out: list[list[tuple[int, float]]] = []
-        for start in range(0, len(qs), QUERY_BLOCK):
-            out.extend(
-                self._rescore_many(
-                    base, qs[start : start + QUERY_BLOCK], keys[start : start + QUERY_BLOCK], k, flt
-                )
-            )
+        # Blocks of queries whose candidates' vectors stay within QUERY_BLOCK x ROW_BLOCK floats.
+        step = max(1, min(QUERY_BLOCK, QUERY_BLOCK * ROW_BLOCK // (keys.shape[1] * self.dim)))
+        for start in range(0, len(qs), step):
+            end = start + step
+            out.extend(self._rescore_many(base, qs[start:end], keys[start:end], k, flt))
         return out
 
     def _rescore_many(
