@@ -171,6 +171,30 @@ _WS = " \t\r\n"
 Recover = Callable[[str, int, int], tuple[list[Any], int]]
 
 
+#: Deepest JSON nesting a record may have. Deeper lines are corrupt whatever the
+#: caller's stack: left to ``RecursionError``, a line nested about a thousand deep
+#: would be a record or not depending on how deep the reader itself was called.
+#: Agents' records nest a few dozen levels; Python's parser manages about a thousand.
+MAX_NESTING = 512
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def nested_too_deep(raw: bytes, limit: int = MAX_NESTING) -> bool:
+    """Whether the brackets of ``raw`` outside its JSON strings nest deeper than ``limit``
+    (cheap unless the line holds more than ``limit`` brackets at all)."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    structure = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
+    depth = 0
+    for c in structure:
+        depth += _DEPTH_STEP[c]
+        if depth > limit:
+            return True
+    return False
+
+
 def decode_line(
     raw: bytes, recover: Recover, *, bytes_first: bool = False
 ) -> tuple[list[Any], int]:
@@ -181,11 +205,14 @@ def decode_line(
     hold several records (``}{``); where one does not decode, ``recover`` (the
     reader's own rule) says what follows. ``bytes_first``: a line that is one JSON
     value is checked with ``json.loads`` on the bytes, before decoding (which
-    detects UTF-16 and UTF-32 itself).
+    detects UTF-16 and UTF-32 itself). A line nested deeper than :data:`MAX_NESTING`
+    is one corrupt segment.
     """
     had_nul = b"\x00" in raw
     if had_nul:
         raw = raw.replace(b"\x00", b"")
+    if nested_too_deep(raw):
+        return [], 1
     if bytes_first:
         try:
             return [json.loads(raw)], 0
