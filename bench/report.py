@@ -962,7 +962,7 @@ per block of rows and queries, the graph's candidates re-scored as one block, an
 duplicate search at breadth 32 with 16 candidates (measured on planted paraphrase
 clusters at 100k: breadth 16 with 10 candidates already finds every neighbour above
 cosine 0.65 that exact search finds). With the graph of 32 links a node that took
-100,000 from about 1,300 to 2,300-2,450/s (`bench/recall.py`'s fill, three runs); the
+100,000 from about 1,300 to 2,000-2,450/s (development runs of the same fill, not recorded in the table; the higher ones with the write search on two threads, which `bench/contention.py` then showed to be worse on a busy machine); the
 graph now has 48 links a node for recall (the scale section: 100k at 0.99 overlap in
 1.46 ms, 8 of 8 rounds ahead of ChromaDB), and inserting into the denser graph costs
 about a quarter of that: 1,743.7/s. 10,000 (below the graph threshold, exact search
