@@ -47,9 +47,14 @@ WRITE_EF_SEARCH = 64
 EF_RECHECK = 60.0
 
 
+def _over_halfvec(dim: int, halfvec: bool) -> bool:
+    """Whether the index (and so the search) goes over the half-precision cast."""
+    return halfvec and dim <= HALFVEC_MAX_DIM
+
+
 def index_sql(dim: int, halfvec: bool) -> str | None:
     """The vector index for ``dim``-dimensional embeddings, or None (exact search)."""
-    if halfvec and dim <= HALFVEC_MAX_DIM:
+    if _over_halfvec(dim, halfvec):
         return HNSW_HALFVEC.format(dim=int(dim))
     return HNSW_FLOAT if dim <= HNSW_MAX_DIM else None
 
@@ -66,7 +71,7 @@ def search_sql(where: str, query: str, dim: int, halfvec: bool) -> str:
     the float32 column. Its parameters: :func:`search_args`. Rows are
     ``(id, similarity)``, best first.
     """
-    if halfvec and dim <= HALFVEC_MAX_DIM:
+    if _over_halfvec(dim, halfvec):
         half = f"halfvec({int(dim)})"
         return (
             f"SELECT c.id, 1 - (c.embedding <=> {query}) AS sim FROM ("
@@ -86,7 +91,7 @@ def search_args(query: Any, params: Sequence[Any], k: int, dim: int, halfvec: bo
     """:func:`search_sql`'s parameters, in order: ``query`` is the vector where the SQL
     has ``%s`` for it, None where it names a column; ``params`` the filter's."""
     q = [] if query is None else [query]
-    if halfvec and dim <= HALFVEC_MAX_DIM:
+    if _over_halfvec(dim, halfvec):
         return [*q, *params, *q, rerank_pool(k), *q, k]
     return [*q, *params, *q, k]
 

@@ -84,6 +84,12 @@ def expansion_for(n: int, connectivity: int = CONNECTIVITY) -> int:
     return 512
 
 
+def _narrows(flt: SearchFilter) -> bool:
+    """Whether ``flt`` may leave few rows through the columns the index holds (project,
+    type, sensitivity): such a filter is answered exactly when it does."""
+    return flt.project_mode != "any" or flt.types is not None or flt.max_sensitivity is not None
+
+
 #: Breadth of the search that checks a batch of new graph nodes can be found.
 REACH_EXPANSION = 32
 
@@ -505,12 +511,7 @@ class VectorIndex:
     ) -> list[tuple[int, float]]:
         mask = None
         if allowed is None:
-            narrowed = (
-                flt.project_mode != "any"
-                or flt.types is not None
-                or flt.max_sensitivity is not None
-            )
-            if narrowed:
+            if _narrows(flt):
                 # A filter that leaves few rows is answered exactly: cheap, and never
                 # at the mercy of how many of the graph's candidates pass it.
                 mask = base.mask(flt, slice(0, base.n), None, self._projects)
@@ -745,10 +746,7 @@ class VectorIndex:
     def _base_many(
         self, base: Rows, qs: np.ndarray, k: int, flt: SearchFilter
     ) -> list[list[tuple[int, float]]]:
-        narrowed = (
-            flt.project_mode != "any" or flt.types is not None or flt.max_sensitivity is not None
-        )
-        if narrowed:
+        if _narrows(flt):
             mask = base.mask(flt, slice(0, base.n), None, self._projects)
             if int(mask.sum()) <= self.ann_threshold:  # as _search_base: answered exactly
                 return base.top_many(qs, k, np.flatnonzero(mask))
