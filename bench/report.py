@@ -667,20 +667,21 @@ def _commit(doc: dict[str, Any]) -> str:
 
 
 def _postgres_findings(runs: list[dict[str, Any]]) -> list[str]:
+    from memloom.store.pg_vectors import ef_search_for
+
     out = []
     for run in runs:
         pg, sq, n = run["postgres"], run.get("sqlite") or {}, run["n"]
         e, nt, off = pg.get("engine", {}), pg.get("engine_no_touch", {}), pg.get("engine_sync_off")
         vs = pg.get("store_vector_search", {})
-        sweep_at = {r["ef_search"]: r for r in pg.get("ef_sweep", [])}
-        from memloom.store.pg_vectors import ef_search_for
-
-        now = sweep_at.get(ef_search_for(n))
+        sweep = {r["ef_search"]: r for r in pg.get("ef_sweep", [])}
+        chosen = ef_search_for(n)
+        now = sweep.get(chosen)
         if e and now and abs(e["top10_overlap"] - now["top10_overlap"]) > 0.01:
             out.append(
                 f"- {n:,}: the engine rows of this size ran at the `hnsw.ef_search` the store "
                 f"had then (their overlap {e['top10_overlap']} shows it); "
-                f"{ef_search_for(n)}, the store's setting now, was chosen from this run's "
+                f"{chosen}, the store's setting now, was chosen from this run's "
                 f"sweep: {now['top10_overlap']} at p50 {now['p50_ms']} ms for the SQL alone."
             )
         if e and nt and vs:
@@ -690,17 +691,12 @@ def _postgres_findings(runs: list[dict[str, Any]]) -> list[str]:
                 + (f", with synchronous_commit off {off['p50_ms']} ms" if off else "")
                 + "."
             )
-        sweep = {r["ef_search"]: r for r in pg.get("ef_sweep", [])}
-        from memloom.store.pg_vectors import ef_search_for
-
-        chosen = ef_search_for(n)
-        at = sweep.get(chosen)
-        if at:
+        if now:
             enough = [ef for ef in sorted(sweep) if sweep[ef]["top10_overlap"] >= 0.98]
             sq_overlap = (sq.get("engine") or {}).get("top10_overlap")
             text = (
                 f"- {n:,}: at the store's ef_search for this size ({chosen}) pgvector finds "
-                f"{at['top10_overlap']} of the exact top 10 at p50 {at['p50_ms']} ms, the SQL "
+                f"{now['top10_overlap']} of the exact top 10 at p50 {now['p50_ms']} ms, the SQL "
                 f"alone (SQLite memloom {sq_overlap})"
             )
             if enough:
