@@ -256,6 +256,8 @@ def contention_section() -> str:
         f"\nBusy against quiet: store {doc['store_slowdown']}× slower, recall p50 "
         f"{doc['recall_p50_slowdown']}×; within 2×: {verdict}.\n"
     )
+    if doc.get("note"):
+        out.append(doc["note"] + "\n")
     return "\n".join(out)
 
 
