@@ -123,3 +123,35 @@ def test_vector_search_many_answers_as_vector_search_on_both_backends(engine) ->
         assert [h[0] for h in got] == [h[0] for h in one]
         assert [h[1] for h in got] == pytest.approx([h[1] for h in one], abs=1e-5)
     assert store.vector_search_many(queries[:0], 5, flt) == []
+
+
+def test_a_batch_split_over_the_cores_answers_as_one_thread_does(monkeypatch) -> None:
+    """A large batch's graph search runs on every usable core; each query's answer is
+    the one a single-threaded search gives."""
+    from usearch.index import Index
+
+    import memloom.store.vectors as vectors
+
+    x = clustered(6000)
+    index = index_of(x, threshold=500)
+    flt = SearchFilter(project="p1", project_mode="exact")
+    rows = np.arange(1, 6000, 2)
+    rows = rows[rows % 11 != 0][::10]  # active rows of p1
+    queries = near(x, rows, 0.02)
+    assert len(queries) >= vectors.THREADED_BATCH
+    threads: list[int] = []
+    search = Index.search
+
+    def counted(self, *args, **kwargs):
+        if len(args[0]) == len(queries):  # the batch's call, not the fold's reach check
+            threads.append(kwargs.get("threads", 0))
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "search", counted)
+    monkeypatch.setattr(vectors, "usable_cores", lambda: 2)
+    split = index.search_many(queries, 5, flt)
+    monkeypatch.setattr(vectors, "THREADED_BATCH", 10**9)
+    single = index.search_many(queries, 5, flt)
+    assert threads == [2, 1]
+    assert split == single
+    assert [got[0][0] for got in split] == [int(r) + 1 for r in rows]  # planted rows first

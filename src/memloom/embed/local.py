@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from memloom.cores import usable_cores
+
 from .base import EmbeddingError, as_text_list, l2_normalise
 
 __all__ = ["LocalEmbedder"]
@@ -26,13 +28,6 @@ _DIM = 384
 #: sentence-transformers' ``max_seq_length`` for all-MiniLM-L6-v2 (includes [CLS]/[SEP]).
 _MAX_TOKENS = 256
 _OUTPUT = "last_hidden_state"
-
-
-def _default_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _sha256(path: Path) -> str:
@@ -68,7 +63,7 @@ class LocalEmbedder:
         self._model_path = Path(model_path) if model_path is not None else None
         self._expected_sha256 = expected_sha256
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
-        self.threads = threads if threads is not None else _default_threads()
+        self.threads = threads if threads is not None else usable_cores()
         self.batch_size = batch_size
         self._lock = threading.Lock()
         self._session: Any = None

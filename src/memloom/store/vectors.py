@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from memloom.cores import usable_cores
 from memloom.store import vector_files
 from memloom.store.filters import Clause, SearchFilter
 
@@ -44,6 +45,10 @@ DEFAULT_ANN_THRESHOLD = 20_000
 #: margin at 0.1 ms a write (64 and 40 cost 0.2 ms).
 WRITE_EXPANSION = 32
 WRITE_CANDIDATES = 16
+#: A batch's graph search is split over every usable core once it holds this many
+#: queries (the graph walk is most of a write into a large store: 0.5-1 ms a query at
+#: 1M on one core); fewer are not worth starting threads for.
+THREADED_BATCH = 64
 #: The delta is folded into the base when it reaches this many rows, or a fiftieth of
 #: the base; a saved base is rewritten on close after this many changes.
 MERGE_MIN = 2_000
@@ -754,8 +759,9 @@ class VectorIndex:
         want = min(max(k * 3, WRITE_CANDIDATES), len(self._ann))
         breadth = self._ann.expansion_search
         self._ann.expansion_search = max(WRITE_EXPANSION, want)
-        try:  # one thread, as BLAS: a busy machine must not stall a split search
-            result = self._ann.search(qs, want, threads=1)
+        threads = usable_cores() if len(qs) >= THREADED_BATCH else 1
+        try:
+            result = self._ann.search(qs, want, threads=threads)
         finally:
             self._ann.expansion_search = breadth
         keys = np.asarray(result.keys, dtype=np.int64).reshape(len(qs), -1)
