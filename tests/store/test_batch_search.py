@@ -126,8 +126,8 @@ def test_vector_search_many_answers_as_vector_search_on_both_backends(engine) ->
 
 
 def test_a_batch_split_over_the_cores_answers_as_one_thread_does(monkeypatch) -> None:
-    """A large batch's graph search runs on every usable core; each query's answer is
-    the one a single-threaded search gives."""
+    """A large batch's graph search runs on the idle cores; each query's answer is the
+    one a single-threaded search gives."""
     from usearch.index import Index
 
     import memloom.store.vectors as vectors
@@ -148,7 +148,7 @@ def test_a_batch_split_over_the_cores_answers_as_one_thread_does(monkeypatch) ->
         return search(self, *args, **kwargs)
 
     monkeypatch.setattr(Index, "search", counted)
-    monkeypatch.setattr(vectors, "usable_cores", lambda: 2)
+    monkeypatch.setattr(vectors, "idle_cores", lambda: 2)
     split = index.search_many(queries, 5, flt)
     monkeypatch.setattr(vectors, "THREADED_BATCH", 10**9)
     single = index.search_many(queries, 5, flt)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from memloom.cores import usable_cores
+from memloom.cores import idle_cores
 from memloom.store import vector_files
 from memloom.store.filters import Clause, SearchFilter
 
@@ -45,9 +45,10 @@ DEFAULT_ANN_THRESHOLD = 20_000
 #: margin at 0.1 ms a write (64 and 40 cost 0.2 ms).
 WRITE_EXPANSION = 32
 WRITE_CANDIDATES = 16
-#: A batch's graph search is split over every usable core once it holds this many
-#: queries (the graph walk is most of a write into a large store: 0.5-1 ms a query at
-#: 1M on one core); fewer are not worth starting threads for.
+#: A batch's graph search is split over the idle cores once it holds this many queries
+#: (the graph walk is most of a write into a large store: 0.5-1 ms a query at 1M on one
+#: core); fewer are not worth starting threads for. Beside busy processes it stays on
+#: one thread: a split search waits for its slowest, descheduled, thread.
 THREADED_BATCH = 64
 #: The delta is folded into the base when it reaches this many rows, or a fiftieth of
 #: the base; a saved base is rewritten on close after this many changes.
@@ -759,7 +760,7 @@ class VectorIndex:
         want = min(max(k * 3, WRITE_CANDIDATES), len(self._ann))
         breadth = self._ann.expansion_search
         self._ann.expansion_search = max(WRITE_EXPANSION, want)
-        threads = usable_cores() if len(qs) >= THREADED_BATCH else 1
+        threads = idle_cores() if len(qs) >= THREADED_BATCH else 1
         try:
             result = self._ann.search(qs, want, threads=threads)
         finally:
