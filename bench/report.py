@@ -214,6 +214,9 @@ def writes_section() -> str:
             cells = " | ".join(str(by_n.get(n, "–")) for n in sizes)
             out.append(f"| {run['label']} ({run.get('commit') or '?'}) | {cells} |")
         out.append("")
+    graph = load("graph_build")
+    if graph:
+        out.append(graph_build_table(graph))
     pg = load("postgres-writes")
     if pg:
         out.append(
@@ -232,6 +235,29 @@ def writes_section() -> str:
                 f"{at_n['store_at_n_per_s']} | {at_n['store_at_n_outcomes']} |"
             )
         out.append("")
+    return "\n".join(out)
+
+
+def graph_build_table(doc: dict[str, Any]) -> str:
+    """What inserting into the HNSW graph costs a fill, beside what it buys recall."""
+    breadths = [r["breadth"] for r in doc["runs"][0]["searches"]]
+    out = [
+        f"What the graph costs a fill (`{doc['command']}`, {doc['taken'][:10]}): every memory "
+        f"past the graph threshold is inserted into the int8 HNSW graph once, on all cores, "
+        f"so its insertion rate caps a fill's write rate. {doc['size']:,} vectors; overlap is "
+        f"top-10 against exact search after re-scoring {doc['candidates']} candidates, "
+        "latency one query's graph search.\n",
+        "| links a node (M) | expansion_add | inserts/s | "
+        + " | ".join(f"breadth {b}: overlap, p50" for b in breadths)
+        + " |",
+        "|---|---|---|" + "---|" * len(breadths),
+    ]
+    for r in doc["runs"]:
+        cells = " | ".join(f"{s['top10_overlap']}, {s['search_p50_ms']} ms" for s in r["searches"])
+        out.append(
+            f"| {r['connectivity']} | {r['expansion_add']} | {r['inserts_per_s']:,.0f} | {cells} |"
+        )
+    out.append("")
     return "\n".join(out)
 
 
