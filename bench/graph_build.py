@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall import DIM, make_queries, make_vectors
+from recall import DIM, exact_top, make_queries, make_vectors
 
 RESULTS = Path(__file__).parent / "results"
 BREADTHS = (32, 64, 128)
@@ -76,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     x = make_vectors(args.size)
     q = make_queries(x, args.queries)
-    truth = np.argsort(-(q @ x.T), axis=1)[:, :10]
+    truth = np.array([exact_top(x, v) for v in q])
     runs = []
     for config in args.configs:
         m, ef_add = (int(v) for v in config.split(":"))

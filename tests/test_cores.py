@@ -1,4 +1,5 @@
-"""``usable_cores``: the affinity mask, not the machine's count."""
+"""``usable_cores`` reads the affinity mask, not the machine's count; ``idle_cores``
+leaves out the cores other tasks are running on."""
 
 from __future__ import annotations
 

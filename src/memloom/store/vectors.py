@@ -545,6 +545,7 @@ class VectorIndex:
         size = len(self._ann)
         for _ in range(3):
             want = min(want, size)
+            # One query on the calling thread: a pool would wait for a descheduled worker.
             found = self._ann.search(q, want, threads=1)
             keys = np.asarray(found.keys, dtype=np.int64)
             if keys.size == 0:
