@@ -34,6 +34,8 @@ from memloom.store.vectors import RowMeta, VectorIndex
 
 log = logging.getLogger(__name__)
 _CHUNK = 500  # SQLite's default limit on bound parameters is 32766; stay well under it.
+#: Meta key set by a delete and cleared when :meth:`SQLiteStore.purge` has finished.
+PURGE_PENDING = "purge_pending"
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -104,6 +106,8 @@ class SQLiteStore(SQLStore):
         self._unindexed: dict[int, MemoryRow] = {}
         self._seen_seq = -1
         self._load_index()
+        if self.get_meta(PURGE_PENDING) is not None:
+            self.purge()  # a forget whose purge did not finish (a killed process)
 
     # ------------------------------------------------------------ plumbing
 
@@ -260,10 +264,24 @@ class SQLiteStore(SQLStore):
         self._index, self._seen_seq = index, saved
         self._refresh()
         if index.matches(self._embeddings_by_rowid):
+            self._erase_opened(index)
             return True
         log.warning("ignoring vector files that do not match %s; rebuilding", self.path)
         self._index = None
         return False
+
+    def _erase_opened(self, index: VectorIndex) -> None:
+        """Erase from the opened files what they may still hold of deleted rows: rows
+        deleted after they were written (replayed just now: a process killed before
+        its purge, or one that wrote them without having seen a delete), and, once,
+        whatever a generation written by an older memloom kept (vector_files.scrub)."""
+        gen = index.generation
+        try:
+            if gen is not None and not vector_files.scrubbed(gen):
+                vector_files.scrub(gen)
+            index.erase_deleted(self._vectors_path)
+        except (OSError, ValueError) as exc:  # read-only files, an unknown layout
+            log.warning("could not erase deleted vectors in %s: %s", self._vectors_path, exc)
 
     def _embeddings_by_rowid(self, rowids: list[int]) -> dict[int, np.ndarray]:
         marks = ",".join("?" * len(rowids))
@@ -522,6 +540,8 @@ class SQLiteStore(SQLStore):
                 "INSERT OR REPLACE INTO tombstones (rowid, seq) VALUES (?, ?)",
                 [(r, seq) for r in rowids],
             )
+            if rowids:
+                self.set_meta(PURGE_PENDING, str(seq))
             if self._index is not None:
                 for r in rowids:
                     self._index.remove(r)
@@ -529,17 +549,25 @@ class SQLiteStore(SQLStore):
         return total
 
     def purge(self) -> None:
-        """After a forget: leave no trace of deleted text in the files. The keyword
-        index is rewritten without the deleted rows' terms (its old segments freed and,
-        with secure_delete, zeroed), then the WAL is checkpointed and truncated."""
+        """After a forget: leave no trace of deleted rows in the files (docs/reliability.md,
+        "What a forget erases, and when"). The database zeroes freed space itself
+        (secure_delete); here the keyword index is rewritten without the deleted terms
+        (FTS5 ``optimize``: SQLite before 3.42 has no secure-delete for FTS5), the
+        deleted rows' vectors are zeroed in place in the vector files, and the WAL is
+        checkpointed and truncated. The ``purge_pending`` mark, set in the deleting
+        transaction, is cleared only when all of it is done: a process killed before
+        then purges again when the store is next opened."""
         with self._lock:
             self.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+            if self._index is not None and str(self.path) != ":memory:":
+                if self._legacy_graph_path.exists():
+                    self._save_vectors()  # an older memloom's graph file: replaced
+                self._index.erase_deleted(self._vectors_path)
             busy, _, _ = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if busy:
                 log.info("WAL checkpoint deferred: another connection is reading")
-            # The vector files too: rewritten without the deleted rows' vectors.
-            if self._index is not None and self._index.drop_deleted():
-                self._save_vectors()
+                return
+            self.db.execute(f"DELETE FROM meta WHERE key = '{PURGE_PENDING}'")
 
     def iter_all(self) -> Iterator[MemoryRow]:
         cur = self.db.execute(f"SELECT {row_columns()} FROM memories m ORDER BY m.rowid")

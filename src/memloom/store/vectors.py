@@ -406,6 +406,8 @@ class VectorIndex:
         self._projects: dict[str | None, int] = {None: 0}
         self.ann_dirty = False  # the base differs from its files (or has none)
         self._changes = 0  # base rows changed since its files were written
+        #: Base rows deleted whose vectors may still be in the files (erase_deleted).
+        self._unerased: list[int] = []
 
     # ------------------------------------------------------------ updates
 
@@ -470,6 +472,23 @@ class VectorIndex:
             return
         if self.base is not None and self.base.drop(rowid):
             self._changes += 1
+            self._unerased.append(rowid)
+
+    def erase_deleted(self, path: Path) -> int:
+        """Zero, in place in the vector files in folder ``path``, the vectors of the base
+        rows deleted since the last call (see :func:`.vector_files.erase`); how many
+        rows were zeroed. Delta rows were never in the files."""
+        rowids, self._unerased = self._unerased, []
+        try:
+            return vector_files.erase(path, np.asarray(rowids, dtype=np.int64))
+        except BaseException:
+            self._unerased = rowids + self._unerased  # still owed
+            raise
+
+    @property
+    def generation(self) -> Path | None:
+        """The generation folder the base was opened from, if it still is that one."""
+        return None if self._graph_file is None else self._graph_file.parent
 
     def vector(self, rowid: int) -> np.ndarray | None:
         """A row's float32 vector if held in memory (the delta's); None otherwise."""
@@ -609,17 +628,6 @@ class VectorIndex:
         self._graph_file = self._vectors_file = None
         self.delta = Rows(self.dim)
         self.ann_dirty = True
-
-    def drop_deleted(self) -> bool:
-        """Leave the deleted base rows out of the base and its graph (after a forget,
-        before the files are written again); whether there were any."""
-        if self.base is None or not self.base.deleted:
-            return False
-        self._graph_without_deleted()
-        self.base = self.base.take(self.base.live_positions(), np.float16)
-        self._graph_file = self._vectors_file = None
-        self.ann_dirty = True
-        return True
 
     def adopt_graph(self, path: Path) -> None:
         """Make a saved usearch graph file (an older memloom's) this index's graph."""
