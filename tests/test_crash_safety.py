@@ -79,6 +79,20 @@ def test_importer_killed_between_memory_writes_of_one_chunk(lab):
     assert trial.consistent, explain(trial)
 
 
+def test_killed_fifteen_times_ends_where_an_uninterrupted_run_does(lab):
+    """The issue's second divergence: killed again and again (each resumed run killed
+    too) over sessions whose middle part runs in a subfolder (a worktree agent).
+    A run resumed from a watermark in that part filed its memories under the
+    subfolder's project, so near-duplicates the clean run folded stayed apart."""
+    ref = lab.reference("import")
+    rng = random.Random(25)
+    step = max(2, ref.commits // 12)
+    plans = [KillPlan("commit", rng.randint(1, step)) for _ in range(15)]
+    trial = lab.trial("import", 25, plans=plans)
+    assert trial.kills_landed >= 10, trial.plan
+    assert trial.consistent, explain(trial)
+
+
 def test_a_resumed_run_skips_what_the_earlier_run_wrote(tmp_path, monkeypatch):
     """In process: the 40 lines re-read as context on resume hold a memory written by
     the first run; distilled again, it is recognised by its provenance and skipped,

@@ -200,11 +200,17 @@ class Memloom:
         return self._beliefs.save(request)
 
     def belief_pipeline(
-        self, llm: Any, *, judge: bool = False, observer: Observer | None = None
+        self,
+        llm: Any,
+        *,
+        judge: bool = False,
+        observer: Observer | None = None,
+        strict: bool = False,
     ) -> BeliefPipeline:
         """The belief pipeline over this store; ``observer(memory_id, inserted)`` runs
-        inside the transaction of each insert and merge it makes (import journaling)."""
-        return self._beliefs.pipeline(llm, judge=judge, observer=observer)
+        inside the transaction of each insert and merge it makes (import journaling);
+        ``strict``: a failed classifier or judge call raises (the importer retries)."""
+        return self._beliefs.pipeline(llm, judge=judge, observer=observer, strict=strict)
 
     def add_provenance(self, row: ProvenanceRow) -> None:
         """Record where a memory came from, in a transaction of its own."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import time
 import uuid
@@ -249,6 +250,60 @@ def test_provider_402_keeps_progress_and_a_rerun_heals(m, model, tmp_path):
     assert ledger(m, path).status == "complete"
     texts = sorted(d.text for d in active(m))
     assert texts == sorted(f"fact number {i}" for i in range(24))  # each exactly once
+
+
+def test_credits_running_out_after_the_second_extraction_call_heal_to_the_clean_store(
+    model, tmp_path
+):
+    """The issue's first divergence: a 100-turn session; the provider answers 402 to
+    every call after the second extraction call (the classifier's and judge's calls
+    of chunk 2 included), then the run is repeated with credits back. The failed
+    classifier calls used to fall back to the distance bands, so the healed store
+    held other memories than a clean import: now they fail the chunk, which the
+    next run distills again."""
+    rng = random.Random(100)
+    subjects, tools = ("the build", "the API", "deploys", "the cache"), ("vite", "make", "docker")
+    turns = []
+    for i in range(100):
+        subject, tool = rng.choice(subjects), rng.choice(tools)
+        said = rng.choice(
+            [
+                f"{subject} uses {tool}",
+                f"{subject} never uses {tool}",
+                f"{subject[0].upper()}{subject[1:]} uses {tool}.",  # a restatement
+            ]
+        )
+        turns.append(("user", f"REMEMBER: {said}"))
+        turns.append(("assistant", f"noted {i} " + "z" * 2_500))
+    clean_path = write_session(session_path(tmp_path / "clean"), turns)
+    path = session_path(tmp_path / "healed")
+    path.parent.mkdir(parents=True)
+    shutil.copy(clean_path, path)
+
+    def state(engine) -> list[tuple]:
+        rows = [r for batch in engine.backend.iter_rows() for r in batch]
+        by_id = {r.id: r for r in rows}
+        conflicts = sorted(
+            (by_id[c.new_id].text, by_id[c.existing_id].text, c.status)
+            for c in engine.backend.all_conflicts()
+        )
+        memories = sorted((r.text, r.status, r.version, r.access_count) for r in rows)
+        return [memories, conflicts]
+
+    with memloom.open(home=str(tmp_path / "clean-home")) as clean:
+        assert clean.import_sessions([clean_path]).stopped is None
+        want = state(clean)
+    assert any(status == "stale" for _, status, _, _ in want[0]) and want[1]
+
+    model.distill_calls, model.broke_after = 0, 2
+    with memloom.open(home=str(tmp_path / "home")) as m:
+        report = m.import_sessions([path])
+        assert report.stopped and "402" in report.stopped
+        assert model.distill_calls == 2 and ledger(m, path).status == "partial"
+        model.broke_after = None
+        report = m.import_sessions([path])
+        assert report.stopped is None and ledger(m, path).status == "complete"
+        assert state(m) == want
 
 
 def test_provider_401_stops_the_whole_run_with_a_clear_message(m, model, tmp_path):

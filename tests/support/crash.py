@@ -49,7 +49,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -68,6 +68,9 @@ BIG = (
 )
 LONG_DIR = "-home-dev-crashlab"
 LONG_CWD = "/home/dev/crashlab"
+#: Where the middle round of a long session runs: Claude Code's worktree agents move a
+#: session into a subfolder for a while, so its records' ``cwd`` changes part-way.
+AWAY_CWD = LONG_CWD + "/.claude/worktrees/agent-1"
 _UUID_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$")
 _UUID_KEYS = ("uuid", "parentUuid", "leafUuid", "logicalParentUuid", "sourceToolAssistantUUID")
 
@@ -87,7 +90,7 @@ def _rewrite(obj: Any, *, salt: str, sid: str, round_: int) -> Any:
     if "sessionId" in obj:
         obj["sessionId"] = sid
     if "cwd" in obj:
-        obj["cwd"] = LONG_CWD
+        obj["cwd"] = AWAY_CWD if round_ == 1 else LONG_CWD
     if isinstance(obj.get("requestId"), str):
         obj["requestId"] = f"{obj['requestId']}_{salt}"
     msg = obj.get("message")
@@ -225,8 +228,16 @@ class CrashModel:
     them since the last :meth:`reset`.
     """
 
-    def __init__(self, *, dim: int = 64, latency: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        dim: int = 64,
+        latency: float = 0.0,
+        seed: int = 0,
+        distill: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.dim = dim
+        self.distill = distill or distill_reply
         self.latency = latency
         self.counts: Counter[str] = Counter()
         self.unexpected: list[Any] = []  # requests the script does not know
@@ -234,6 +245,10 @@ class CrashModel:
         self.gate: tuple[str, int] | None = None
         self.gate_hit = threading.Event()
         self.gate_release = threading.Event()
+        #: (n, status): the n-th chat request since the last reset, and every one after
+        #: it, answers ``status`` (credits run out, an outage) until :meth:`heal`.
+        self.failing: tuple[int, int] | None = None
+        self._chats = 0
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
         owner = self
@@ -274,7 +289,18 @@ class CrashModel:
     def reset(self) -> None:
         with self._lock:
             self.counts.clear()
+            self._chats = 0
             self.first_request.clear()
+
+    def fail_from(self, n: int, status: int) -> None:
+        """Answer ``status`` to the n-th chat request from now on, and to all after it."""
+        with self._lock:
+            self._chats = 0
+            self.failing = (n, status)
+
+    def heal(self) -> None:
+        with self._lock:
+            self.failing = None
 
     def arm(self, kind: str, n: int) -> None:
         """Hold the n-th request of ``kind`` (counted from now) until :meth:`disarm`."""
@@ -305,6 +331,13 @@ class CrashModel:
         with self._lock:
             self.counts[kind] += 1
             held = self.gate == (kind, self.counts[kind])
+            if kind != "embed":
+                self._chats += 1
+            failed = self.failing is not None and kind != "embed" and self._chats >= self.failing[0]
+            if failed:
+                assert self.failing is not None
+                status = self.failing[1]
+                return status, {"error": {"message": f"scripted {status}", "type": "scripted"}}
             delay = self._rng.uniform(0, self.latency) if self.latency else 0.0
         self.first_request.set()
         if held:
@@ -321,7 +354,7 @@ class CrashModel:
             return 200, {"object": "list", "data": data, "model": body.get("model")}
         payload = json.loads(body["messages"][1]["content"])
         if kind == "distill":
-            reply = distill_reply(payload)
+            reply = self.distill(payload)
         elif kind == "classify":
             reply = classify_labels(payload)
         else:

@@ -10,7 +10,9 @@ The rules are simple and deterministic so tests can predict every memory:
   exactly one of the two is negated is ``contradictory``; else ``complementary``.
 * ``memloom_judge``: whatever ``verdict`` is set to.
 
-``fail_on`` makes the n-th distill call answer with a status code instead.
+``fail_on`` makes the n-th distill call answer with a status code instead;
+``broke_after`` = n makes every call after the n-th distill call answer 402 (the
+account's credits ran out: the classifier's and judge's calls too).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class ScriptedModel:
     verdict: str = "unsure"
     fail_on: dict[int, int] = field(default_factory=dict)  # distill call number -> status
     distill_calls: int = 0
+    broke_after: int | None = None
     payloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     server: ScriptedOpenAI = field(init=False)
 
@@ -74,6 +77,8 @@ class ScriptedModel:
         task = body["response_format"]["json_schema"]["name"]
         payload = json.loads(body["messages"][1]["content"])
         self.payloads.setdefault(task, []).append(payload)
+        if self.broke_after is not None and self.distill_calls >= self.broke_after:
+            return 402, {"error": {"message": "scripted 402: out of credits"}}
         if task == "memloom_distill":
             self.distill_calls += 1
             status = self.fail_on.get(self.distill_calls)

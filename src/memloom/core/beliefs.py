@@ -269,15 +269,29 @@ class BeliefPipeline:
 
     LLM calls happen outside the lock and transaction; the write then re-checks
     that the neighbours it was about to touch are still active.
+
+    A failed classifier or judge call is not fatal by default: the distance bands
+    decide, or the conflict stays pending, so a user's ``save`` is never lost.
+    ``strict`` raises instead, writing nothing for that item: the importer keeps
+    its watermark before the chunk and distills it again on the next run, so an
+    import interrupted by the provider (402, 429, 5xx) ends with the decisions an
+    uninterrupted one makes rather than with band decisions of its own.
     """
 
     def __init__(
-        self, writer: Writer, conflicts: Conflicts, llm: LLM | None, *, judge: bool = False
+        self,
+        writer: Writer,
+        conflicts: Conflicts,
+        llm: LLM | None,
+        *,
+        judge: bool = False,
+        strict: bool = False,
     ) -> None:
         self.writer = writer
         self.conflicts = conflicts
         self.llm = llm if llm is not None and not getattr(llm, "offline", False) else None
         self.judge = judge and self.llm is not None
+        self.strict = strict
 
     def write(self, item: NewBelief) -> BeliefOutcome:
         writer, ctx = self.writer, self.writer.ctx
@@ -303,6 +317,8 @@ class BeliefPipeline:
             labels = self._classify(item.text, [n.row.text for n in neighbours])
             calls["classify"] += 1
         except Exception as exc:  # a failed call must not lose the memory
+            if self.strict:
+                raise
             log.warning("classifier failed (%s); deciding by distance", exc)
             calls["classify_failed"] += 1
             out = self._write_bands(item, neighbours, now)
@@ -319,6 +335,8 @@ class BeliefPipeline:
                 verdict = self._judge(item, contradictory, labels, asserted)
                 calls["judge"] += 1
             except Exception as exc:
+                if self.strict:
+                    raise
                 log.warning("judge failed (%s); the conflict stays pending", exc)
                 calls["judge_failed"] += 1
         with ctx.lock, store.transaction():
@@ -448,12 +466,17 @@ class Beliefs:
         self.embedding = embedding
 
     def pipeline(
-        self, llm: LLM | None, *, judge: bool = False, observer: Observer | None = None
+        self,
+        llm: LLM | None,
+        *,
+        judge: bool = False,
+        observer: Observer | None = None,
+        strict: bool = False,
     ) -> BeliefPipeline:
         """The belief pipeline; ``observer`` sees its inserts and merges inside their
-        transactions (the importer's journal)."""
+        transactions (the importer's journal); ``strict``: LLM failures raise."""
         writer = self.writer if observer is None else self.writer.observing(observer)
-        return BeliefPipeline(writer, self.conflicts, llm, judge=judge)
+        return BeliefPipeline(writer, self.conflicts, llm, judge=judge, strict=strict)
 
     def store(self, request: StoreRequest | Mapping[str, Any]) -> StoreResponse:
         """``POST /v1/memory/store``: bulk writes with Distill's distance bands."""

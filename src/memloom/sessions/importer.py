@@ -189,7 +189,12 @@ class ImportEngine(Protocol):
     def embed_texts(self, texts: Sequence[str]) -> Any: ...
     def add_provenance(self, row: ProvenanceRow) -> None: ...
     def belief_pipeline(
-        self, llm: Any, *, judge: bool = False, observer: Observer | None = None
+        self,
+        llm: Any,
+        *,
+        judge: bool = False,
+        observer: Observer | None = None,
+        strict: bool = False,
     ) -> beliefs.BeliefPipeline: ...
 
 
@@ -295,8 +300,10 @@ class Importer:
             agents=[options.agent],
         )
         self.journal = _Journal(engine.backend)
+        # Strict: a classifier or judge call that fails fails the chunk (retried from
+        # its watermark next run) instead of letting distance bands decide this once.
         self.pipeline = engine.belief_pipeline(
-            llm, judge=options.judge, observer=self.journal.record
+            llm, judge=options.judge, observer=self.journal.record, strict=True
         )
         self._progress: _Progress | None = None
 
@@ -383,9 +390,17 @@ class Importer:
         parsed = self.agent.read(path, start_offset=start_offset, start_line=start_line)
         self.report.malformed += parsed.malformed
         self.report.oversized += parsed.oversized
-        rep.session_id = parsed.session_id or file.session_id
+        # A resumed session keeps the project and id its start decided: the first cwd
+        # after the watermark may be a subfolder the session moved to (a worktree
+        # agent), and an interrupted import must file memories where a clean one does.
+        kept = row if plan.action == "resume" and row is not None else None
+        rep.session_id = (kept and kept.session_id) or parsed.session_id or file.session_id
         project = (
-            parsed.cwd or context_cwd or (row.project if row else None) or file.project_dir
+            (kept.project if kept else None)
+            or parsed.cwd
+            or context_cwd
+            or (row.project if row else None)
+            or file.project_dir
         ) or None  # "": no project known, the memories are global
         rep.project = project
         units = list(parsed.units)
@@ -630,6 +645,9 @@ class Importer:
             self.journal.begin(origin, progress)
             try:
                 out = self.pipeline.write(belief)
+            except ProviderStopError as exc:  # the classifier or judge call, refused
+                progress.row = before
+                raise ProviderStopped(str(exc)) from exc
             except BaseException:
                 progress.row = before  # the write's transaction rolled back
                 raise
