@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import shutil
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -41,7 +43,7 @@ import pytest
 
 import memloom
 from memloom.llm.openai import OpenAIProvider
-from tests.support.crash import FIXTURE_PROJECTS, BIG, CrashModel, Snapshot, compare, snapshot
+from tests.support.crash import BIG, FIXTURE_PROJECTS, CrashModel, Snapshot, compare, snapshot
 
 #: Interruption points tried per backend in CI (``MEMLOOM_RESUME_POINTS`` for more).
 POINTS = {"sqlite": 30, "postgres": 12}
@@ -123,9 +125,6 @@ def write_sessions(projects: Path, seed: int = 7) -> list[Path]:
     real.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(FIXTURE_PROJECTS / BIG[1], real)
     out.append(real)
-    import os
-    import time
-
     base = int(time.time()) - 3 * 3600
     for i, path in enumerate(sorted(out)):
         os.utime(path, (base - 60 * i, base - 60 * i))
