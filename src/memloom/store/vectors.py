@@ -406,7 +406,7 @@ class VectorIndex:
         self._projects: dict[str | None, int] = {None: 0}
         self.ann_dirty = False  # the base differs from its files (or has none)
         self._changes = 0  # base rows changed since its files were written
-        #: Base rows deleted whose vectors may still be in the files (erase_deleted).
+        #: Rows deleted whose vectors may still be in the files (erase_deleted).
         self._unerased: list[int] = []
 
     # ------------------------------------------------------------ updates
@@ -468,16 +468,18 @@ class VectorIndex:
         )
 
     def remove(self, rowid: int) -> None:
+        # Noted wherever the row was: another process may have written it into files
+        # this one has in its delta (a newer generation it has not opened).
+        self._unerased.append(rowid)
         if self.delta.drop(rowid):
             return
         if self.base is not None and self.base.drop(rowid):
             self._changes += 1
-            self._unerased.append(rowid)
 
     def erase_deleted(self, path: Path) -> int:
-        """Zero, in place in the vector files in folder ``path``, the vectors of the base
-        rows deleted since the last call (see :func:`.vector_files.erase`); how many
-        rows were zeroed. Delta rows were never in the files."""
+        """Zero, in place in the vector files in folder ``path``, the vectors of the rows
+        deleted since the last call (see :func:`.vector_files.erase`); how many rows
+        were zeroed."""
         rowids, self._unerased = self._unerased, []
         try:
             return vector_files.erase(path, np.asarray(rowids, dtype=np.int64))
