@@ -425,8 +425,8 @@ def _plan(store: PostgresStore, q: np.ndarray, k: int) -> str:
         conn.execute("SET enable_seqscan = off")
         conn.execute("SET enable_sort = off")
         rows = conn.execute(
-            "EXPLAIN " + search_sql(where, "%s", len(q), store._core.halfvec),
-            search_args(q, params, k, len(q), store._core.halfvec),
+            "EXPLAIN " + search_sql(where, "%s", len(q), store._core.index.search_halfvec),
+            search_args(q, params, k, len(q), store._core.index.search_halfvec),
         ).fetchall()
         conn.execute("RESET enable_seqscan")
         conn.execute("RESET enable_sort")
@@ -477,15 +477,18 @@ def test_a_store_with_the_old_float_index_gets_the_half_precision_one_once(pg_ur
             "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 128)"
         )
         conn.execute("DELETE FROM meta WHERE key = 'vector_index'")
-    with caplog.at_level("WARNING", logger="memloom.store.postgres"):
-        store = PostgresStore(pg_url)
+    with caplog.at_level("WARNING", logger="memloom.store.pg_reindex"):
+        store = PostgresStore(pg_url, reindex_delay=0.0)  # rebuilt in the background
+        assert store.reindex_wait(60.0)
     assert "rebuilding the vector index" in caplog.text
     assert "halfvec(8)" in (_index_definition(pg_url) or "")
     assert store.vector_search(vecs[5], 1, SearchFilter())[0][0] == "m00005"
     store.close()
     caplog.clear()
-    with caplog.at_level("WARNING", logger="memloom.store.postgres"):
-        PostgresStore(pg_url).close()  # the next open leaves it as it is
+    with caplog.at_level("INFO", logger="memloom.store.pg_reindex"):
+        store = PostgresStore(pg_url, reindex_delay=0.0)  # the next open leaves it as it is
+    assert store._core.index.reindexer is None
+    store.close()
     assert "rebuilding" not in caplog.text
 
 

@@ -40,12 +40,12 @@ from memloom.store.base import (
 )
 from memloom.store.dialect import PostgresDialect
 from memloom.store.fts_terms import DocTerms, analyse, analyse_many, query_stems
+from memloom.store.pg_reindex import REINDEX_DELAY, LiveIndex, record_index
 from memloom.store.pg_vectors import (
     EF_RECHECK,
     EF_SEARCH,
     WRITE_EF_SEARCH,
     ef_search_for,
-    has_halfvec,
     index_sql,
     search_args,
     search_sql,
@@ -111,10 +111,10 @@ class _Core:
 
     url: str
     pool: ConnectionPool
+    #: The vector index searches go through, and its one-time rebuild (pg_reindex).
+    index: LiveIndex
     local: threading.local = field(default_factory=threading.local)
     dimension: int | None = None
-    #: Whether pgvector has halfvec: the index is then over the half-precision cast.
-    halfvec: bool = True
     #: The HNSW search width for the store's size, and what each connection has.
     ef_search: int = EF_SEARCH
     ef_checked: float = -1e9
@@ -134,6 +134,7 @@ class PostgresStore(SQLStore):
         principal: Principal | None = None,
         default_owner: str = LOCAL_OWNER,
         pool_size: int = 8,
+        reindex_delay: float = REINDEX_DELAY,
         _core: _Core | None = None,
     ) -> None:
         self.principal = principal
@@ -147,7 +148,7 @@ class PostgresStore(SQLStore):
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 self.migrate_schema(conn)
-                halfvec = has_halfvec(conn)
+                index = LiveIndex.read(conn)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the PostgreSQL store: {exc}".strip()) from exc
         pool = ConnectionPool(
@@ -164,8 +165,9 @@ class PostgresStore(SQLStore):
         except Exception as exc:
             pool.close()
             raise StoreError(f"cannot open a connection pool to PostgreSQL: {exc}") from exc
-        self._core = _Core(url=url, pool=pool, halfvec=halfvec)
+        self._core = _Core(url=url, pool=pool, index=index)
         self._core.dimension = self._read_dimension()
+        index.start(url, reindex_delay)  # an older database's index: rebuilt once, meanwhile
 
     # ------------------------------------------------------------ plumbing
 
@@ -182,7 +184,8 @@ class PostgresStore(SQLStore):
     @staticmethod
     def migrate_schema(conn: psycopg.Connection[Any]) -> None:
         """Bring the database's schema up to date (under an advisory lock: several
-        servers and capture queues may open it at once)."""
+        servers and capture queues may open it at once). An older database's vector
+        index is rebuilt later, off this lock (store/pg_reindex.py)."""
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATE_LOCK,))
         try:
             conn.execute("CREATE TABLE IF NOT EXISTS memloom_schema (version INTEGER NOT NULL)")
@@ -198,39 +201,13 @@ class PostgresStore(SQLStore):
                     conn.execute(script)
                     conn.execute("DELETE FROM memloom_schema")
                     conn.execute("INSERT INTO memloom_schema (version) VALUES (%s)", (number,))
-            with conn.transaction():
-                PostgresStore._ensure_vector_index(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
 
-    @staticmethod
-    def _ensure_vector_index(conn: psycopg.Connection[Any]) -> None:
-        """Rebuild the vector index once when this memloom wants another definition than
-        the one the database has (``meta.vector_index``): a store written by an older
-        memloom gets the half-precision graph. Run under the migration lock."""
-        rows = dict(
-            conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('dimension', 'vector_index')"
-            ).fetchall()
-        )
-        if "dimension" not in rows:
-            return  # no vector yet: the first one builds it (_set_dimension)
-        wanted = index_sql(int(rows["dimension"]), has_halfvec(conn))
-        if rows.get("vector_index") == (wanted or ""):
-            return
-        log.warning("rebuilding the vector index of %s for this memloom (once)", conn.info.dbname)
-        PostgresStore._build_vector_index(conn, wanted)
-
-    @staticmethod
-    def _build_vector_index(conn: psycopg.Connection[Any], statement: str | None) -> None:
-        conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
-        if statement is not None:
-            conn.execute(statement)
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('vector_index', %s) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (statement or "",),
-        )
+    def reindex_wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for this process's rebuild of an older
+        database's vector index; True once none runs here."""
+        return self._core.index.wait(timeout)
 
     @property
     def schema_version(self) -> int:
@@ -297,6 +274,7 @@ class PostgresStore(SQLStore):
 
     def close(self) -> None:
         if self._owns_pool:
+            self._core.index.stop()  # cancels a build in progress
             self._core.pool.close()
 
     # ------------------------------------------------------------ owners
@@ -355,12 +333,15 @@ class PostgresStore(SQLStore):
         """Type the vector column and build its HNSW index (first vector, or reembed)."""
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
         conn.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dim)})")
-        statement = index_sql(dim, self._core.halfvec)
+        statement = index_sql(dim, self._core.index.halfvec)
         if statement is None:
             log.warning("vectors of %d dimensions: pgvector cannot index them; exact search", dim)
-        self._build_vector_index(conn, statement)
+        else:
+            conn.execute(statement)
+        record_index(conn, statement)
         self.set_meta("dimension", str(dim))
         self._core.dimension = dim
+        self._core.index.built()
 
     def _check_dimension(self, conn: psycopg.Connection[Any], vec: np.ndarray) -> None:
         dim = self.dimension
@@ -590,10 +571,13 @@ class PostgresStore(SQLStore):
 
     def purge(self) -> None:
         """After a forget: VACUUM, so the deleted rows' space is reclaimed for reuse
-        (PostgreSQL keeps dead rows until then). Not a secure erase of the disk."""
+        (PostgreSQL keeps dead rows until then). Not a secure erase of the disk. While
+        the vector index is rebuilt, VACUUM would wait for the whole build (the same
+        table lock): it skips ``memories`` then, and the builder vacuums it after."""
+        skip = " (SKIP_LOCKED)" if self._core.index.pending else ""
         with self._pooled() as conn:
             for table in ("memories", "provenance", "conflicts"):
-                conn.execute(f"VACUUM {table}")
+                conn.execute(f"VACUUM{skip if table == 'memories' else ''} {table}")
 
     def iter_all(self, batch: int = 1000, with_embeddings: bool = False) -> Iterator[MemoryRow]:
         """Every readable row in insertion order, fetched in batches (keyset, no cursor)."""
@@ -640,6 +624,7 @@ class PostgresStore(SQLStore):
             )
         where, params = self._filter_sql(flt)
         out: list[list[tuple[str, float]]] = [[] for _ in qs]
+        half = self._core.index.search_halfvec  # the live index's expression
         with self._conn() as conn, conn.transaction():
             # Local to this block (a transaction, or a savepoint of the caller's), and
             # put back after: the recall path's breadth is not this one's.
@@ -651,9 +636,9 @@ class PostgresStore(SQLStore):
             rows = conn.execute(
                 "SELECT q.ord, n.id, n.sim FROM unnest(%s::vector[]) "
                 "WITH ORDINALITY AS q(v, ord) CROSS JOIN LATERAL ("
-                f"{search_sql(where, 'q.v', dim, self._core.halfvec)}) n "
+                f"{search_sql(where, 'q.v', dim, half)}) n "
                 "WHERE n.sim >= %s ORDER BY q.ord, n.sim DESC",
-                [qs, *search_args(None, params, k, dim, self._core.halfvec), min_similarity],
+                [qs, *search_args(None, params, k, dim, half), min_similarity],
             ).fetchall()
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [previous])
         for ord_, memory_id, sim in rows:
@@ -678,15 +663,17 @@ class PostgresStore(SQLStore):
         q = _vec(query)
         with self._conn() as conn:
             self._tune_search(conn)
+            half = self._core.index.search_halfvec  # the live index's expression
             rows = conn.execute(
-                search_sql(where, "%s", dim, self._core.halfvec),
-                search_args(q, params, k, dim, self._core.halfvec),
+                search_sql(where, "%s", dim, half), search_args(q, params, k, dim, half)
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def _tune_search(self, conn: psycopg.Connection[Any]) -> None:
-        """Widen the HNSW search as the store grows (checked once a minute)."""
+        """Widen the HNSW search as the store grows (checked once a minute), and follow
+        a rebuilt vector index once it is swapped in."""
         core = self._core
+        core.index.follow(conn)
         now = time.monotonic()
         if now - core.ef_checked > EF_RECHECK:
             total = conn.execute("SELECT COALESCE(SUM(memories), 0) FROM owner_counts")
