@@ -26,7 +26,6 @@ import platform
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -37,6 +36,9 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from scale import source_state  # noqa: E402
+
 RESULTS = HERE / "results"
 TAG = "forget-bench"
 
@@ -57,23 +59,7 @@ def source() -> dict[str, Any]:
     """Which memloom is measured (PYTHONPATH picks the checkout) and its commit."""
     import memloom
 
-    root = Path(memloom.__file__).resolve().parents[2]
-
-    def git(*cmd: str) -> str | None:
-        try:
-            res = subprocess.run(
-                ["git", *cmd], cwd=root, capture_output=True, text=True, timeout=30, check=True
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return res.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "src")
-    return {
-        "memloom_file": memloom.__file__,
-        "commit": git("rev-parse", "HEAD"),
-        "src_dirty": None if dirty is None else bool(dirty),
-    }
+    return {"memloom_file": memloom.__file__, **source_state()}
 
 
 def prepare(home: Path, tagged: int, singles: int) -> tuple[list[str], int]:
