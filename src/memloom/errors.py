@@ -15,12 +15,14 @@ __all__ = [
     "DaemonError",
     "DimensionError",
     "EmbedderMismatchError",
+    "EmbedderUnavailableError",
     "EmbeddingError",
     "LLMError",
     "NotFoundError",
     "NotificationRefused",
     "ProviderAuthError",
     "ProviderStopError",
+    "ProviderUnavailableError",
     "ReadOnlyError",
     "SettingsError",
     "StoreError",
@@ -82,6 +84,11 @@ class EmbeddingError(Exception):
     """An embedder could not load or could not produce vectors."""
 
 
+class EmbedderUnavailableError(EmbeddingError):
+    """A remote embedder did not answer after its retries (429, 5xx, timeouts, no
+    connection): a passing outage, not the input's fault; an import stops and resumes."""
+
+
 class EmbedderMismatchError(EmbeddingError):
     """The store was built with a different embedder than the configured one."""
 
@@ -110,6 +117,15 @@ class ProviderStopError(LLMError):
         super().__init__(message)
         self.status = status
         self.provider = provider
+
+
+class ProviderUnavailableError(LLMError):
+    """The provider did not answer after the retries (429, 5xx, timeouts, no connection).
+
+    Not the input's fault: an import stops here, keeping its progress, rather than
+    going on with later sessions, so the next run resumes in the order an
+    uninterrupted run would have written.
+    """
 
 
 class ProviderAuthError(ProviderStopError):

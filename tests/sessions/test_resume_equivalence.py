@@ -18,8 +18,11 @@ The interruptions:
   out), 429 or a 5xx (after memloom's own retries);
 * ``ctrl-c``: ``KeyboardInterrupt`` just before or just after the n-th commit;
 * ``disk-full``: SQLite's own ``SQLITE_FULL`` (``PRAGMA max_page_count`` a few
-  pages above the file's size); on PostgreSQL an error raised inside the n-th
-  transaction, which rolls it back as a failed write does.
+  pages above the file's size), for the rest of the run; on PostgreSQL ``ENOSPC``
+  raised inside the n-th transaction and every one after it, which rolls them back
+  as a failed write does;
+* ``store-error``: one transaction, the n-th, fails (``EIO``) and rolls back; the
+  next ones work again.
 
 SIGKILL at any instant is the subprocess harness's (``tests/test_crash_safety.py``).
 """
@@ -31,7 +34,6 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -46,7 +48,7 @@ from memloom.llm.openai import OpenAIProvider
 from tests.support.crash import BIG, FIXTURE_PROJECTS, CrashModel, Snapshot, compare, snapshot
 
 #: Interruption points tried per backend in CI (``MEMLOOM_RESUME_POINTS`` for more).
-POINTS = {"sqlite": 30, "postgres": 12}
+POINTS = {"sqlite": 32, "postgres": 16}
 PROVIDER_STATUSES = (402, 429, 500, 503)
 CWD = "/home/dev/shop"
 
@@ -136,12 +138,12 @@ class Point:
     kind: str  # provider | ctrl-c | disk-full
     at: int  # the n-th model call, or the n-th commit
     status: int = 0  # provider: the HTTP status
-    before_commit: bool = True  # ctrl-c: inside the transaction, or just after it
+    before_commit: bool = True  # inside the transaction, or (ctrl-c) just after it
 
     def describe(self) -> str:
         if self.kind == "provider":
             return f"provider {self.status} from call {self.at}"
-        where = "before" if self.before_commit else "after"
+        where = "inside" if self.before_commit else "just after"
         return f"{self.kind} {where} commit {self.at}"
 
 
@@ -151,9 +153,15 @@ class Interrupted(KeyboardInterrupt):
 
 @contextlib.contextmanager
 def interrupt_at_commit(
-    store_class: type, at: int, make: Callable[[], BaseException], before: bool
+    store_class: type,
+    at: int,
+    make: Callable[[], BaseException],
+    before: bool,
+    *,
+    lasting: bool = False,
 ) -> Iterator[dict[str, int]]:
-    """Raise ``make()`` inside (``before``) or just after the ``at``-th outer commit."""
+    """Raise ``make()`` inside (``before``) or just after the ``at``-th outer commit
+    (``lasting``: inside that one and every one after it)."""
     original = store_class.transaction
     tally = {"commits": 0}
     depth = {"n": 0}
@@ -165,7 +173,8 @@ def interrupt_at_commit(
         try:
             with original(self):
                 yield
-                if outer and before and tally["commits"] + 1 == at:
+                due = tally["commits"] + 1 >= at if lasting else tally["commits"] + 1 == at
+                if outer and before and due:
                     tally["commits"] += 1
                     raise make()
             if outer:
@@ -261,14 +270,15 @@ def reference(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> tuple[Snapshot, int,
 
 
 def points(rng: random.Random, count: int, calls: int, commits: int) -> list[Point]:
-    kinds = ["provider", "ctrl-c", "disk-full"]
+    kinds = ["provider", "ctrl-c", "disk-full", "store-error"]
     out = []
     for i in range(count):
         kind = kinds[i % len(kinds)]
         if kind == "provider":
             out.append(Point(kind, rng.randint(1, calls), rng.choice(PROVIDER_STATUSES)))
         else:
-            out.append(Point(kind, rng.randint(1, commits), before_commit=rng.random() < 0.6))
+            inside = kind != "ctrl-c" or rng.random() < 0.6
+            out.append(Point(kind, rng.randint(1, commits), before_commit=inside))
     return out
 
 
@@ -283,8 +293,8 @@ def interrupted_run(lab: Lab, home: Path, point: Point, monkeypatch: pytest.Monk
             if point.kind == "disk-full" and home not in lab.urls:
                 pages = m.backend.db.execute("PRAGMA page_count").fetchone()[0]
                 m.backend.db.execute(f"PRAGMA max_page_count = {pages + point.at % 7 + 1}")
-                with contextlib.suppress(sqlite3.OperationalError):
-                    lab.run(m)
+                report = lab.run(m)
+                assert report.stopped and "full" in report.stopped, point.describe()
                 return
             if point.kind == "provider":
                 report = lab.run(m)
@@ -294,13 +304,18 @@ def interrupted_run(lab: Lab, home: Path, point: Point, monkeypatch: pytest.Monk
             def make() -> BaseException:
                 if point.kind == "ctrl-c":
                     return Interrupted()
-                return OSError(28, "No space left on device")
+                if point.kind == "disk-full":
+                    return OSError(28, "No space left on device")
+                return OSError(5, "Input/output error")
 
+            full = point.kind == "disk-full"
             with (
-                interrupt_at_commit(store_class, point.at, make, point.before_commit),
-                contextlib.suppress(Interrupted, OSError),
+                interrupt_at_commit(store_class, point.at, make, point.before_commit, lasting=full),
+                contextlib.suppress(Interrupted),
             ):
-                lab.run(m)
+                report = lab.run(m)
+                # The store failing stops the run; it never goes on to later sessions.
+                assert report.stopped, point.describe()
     finally:
         lab.model.heal()
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memloom.errors import EmbedderUnavailableError
+
 from .base import EmbeddingError, as_text_list, l2_normalise
 
 if TYPE_CHECKING:
@@ -166,7 +168,7 @@ class OpenAIEmbedder:
                 last = f"HTTP {status} ({response.reason_phrase}): {body}"
             if attempt + 1 < self.max_tries:
                 self._sleep(self._delay(attempt, response))
-        raise EmbeddingError(
+        raise EmbedderUnavailableError(
             f"embedding endpoint {self.url} failed after {self.max_tries} tries; last error: {last}"
         )
 

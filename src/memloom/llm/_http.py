@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 from urllib.parse import urlsplit
 
 from memloom.config import LLM_BASE_URL_VAR, LLM_MODEL_VAR, ConfigError, LLMSettings
+from memloom.errors import ProviderUnavailableError
 
 from .base import BaseLLM, LLMError, ProviderAuthError, ProviderStopError
 
@@ -331,4 +332,6 @@ class HTTPProvider(BaseLLM):
                 last = f"HTTP {status}: {detail}"
             if attempt + 1 < self.max_tries:
                 self._sleep(self._delay(attempt, response))
-        raise LLMError(f"{where} failed after {self.max_tries} tries; last error: {last}")
+        raise ProviderUnavailableError(
+            f"{where} failed after {self.max_tries} tries; last error: {last}"
+        )

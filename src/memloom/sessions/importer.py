@@ -34,6 +34,12 @@ from pydantic import BaseModel, Field
 from memloom.agents import DEFAULT_AGENT, get_agent
 from memloom.agents.base import DiscoverOptions
 from memloom.core import beliefs
+from memloom.errors import (
+    EmbedderUnavailableError,
+    EmbeddingError,
+    LLMError,
+    ProviderUnavailableError,
+)
 from memloom.hashing import content_hash
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
@@ -160,7 +166,19 @@ class ImportOptions:
 
 
 class ProviderStopped(Exception):
-    pass
+    """The run stops here, keeping its progress: the provider refused (401/402/403),
+    the daily budget is spent, or an interruption (an outage, the store failing)."""
+
+
+def _chunk_only(exc: Exception) -> bool:
+    """Whether a chunk's failure is the chunk's own (a reply that is not JSON, an input
+    the embedder refuses), which an uninterrupted run meets too: the run goes on with
+    the next session. Anything else (an outage after the retries, the store failing, a
+    full disk) is an interruption: the run stops, so that the next one resumes in the
+    order an uninterrupted run writes in."""
+    if isinstance(exc, ProviderUnavailableError | EmbedderUnavailableError):
+        return False
+    return isinstance(exc, LLMError | EmbeddingError)
 
 
 #: The ledger hash of a session with nothing read yet (sha256 of no bytes).
@@ -507,6 +525,9 @@ class Importer:
                 keep_progress()
                 raise
             except Exception as exc:
+                if not _chunk_only(exc):
+                    self._interrupted(rep, f"chunk {index + 1}/{len(chunks)}: {exc}", keep_progress)
+                    raise ProviderStopped(str(exc)) from exc
                 log.warning("chunk %d of %s failed: %s", index + 1, path, exc)
                 rep.status = "failed" if rep.chunks_done == 0 else "partial"
                 rep.error = f"chunk {index + 1}/{len(chunks)}: {exc}"
@@ -517,9 +538,15 @@ class Importer:
             last = index == len(chunks) - 1
             wm_line = end_lines if last else max(u.end_line for u in chunk.new_units)
             wm_offset = end_offset if last else offset_of_line(wm_line)
-            with self.engine.backend.transaction():
-                self.engine.backend.records_add([u.uuid for u in chunk.new_units if u.uuid], key)
-                save_ledger(wm_offset, wm_line, "complete" if last else "partial")
+            try:
+                with self.engine.backend.transaction():
+                    self.engine.backend.records_add(
+                        [u.uuid for u in chunk.new_units if u.uuid], key
+                    )
+                    save_ledger(wm_offset, wm_line, "complete" if last else "partial")
+            except Exception as exc:  # the store failed (a full disk): resume here next run
+                self._interrupted(rep, f"chunk {index + 1}/{len(chunks)}: {exc}", None)
+                raise ProviderStopped(str(exc)) from exc
             self._emit("chunk_done", path=str(path), index=index + 1, total=len(chunks))
         if not chunks:
             rep.status = "empty"
@@ -549,6 +576,21 @@ class Importer:
             else:
                 break
         return count
+
+    def _interrupted(
+        self, rep: SessionReport, message: str, keep_progress: Callable[[], None] | None
+    ) -> None:
+        """An outage or a store failure part-way through a chunk: the run stops here,
+        as if interrupted, and records where (if the store still takes the write: the
+        last finished chunk's watermark is committed already)."""
+        log.warning("%s: %s; stopping, the next run resumes here", rep.path, message)
+        self._stop(rep, message)
+        if keep_progress is None:
+            return
+        try:
+            keep_progress()
+        except Exception as exc:  # the store still fails: the committed watermark stands
+            log.warning("could not record the stop of %s in the ledger: %s", rep.path, exc)
 
     def _stop(self, rep: SessionReport, message: str) -> None:
         rep.status = "partial" if rep.chunks_done else "failed"

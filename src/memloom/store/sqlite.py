@@ -160,7 +160,10 @@ class SQLiteStore(SQLStore):
                 self._in_tx = 0
                 self._tx_seq = None
                 self._unindexed.clear()
-                self.db.execute("ROLLBACK")
+                # SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR): a
+                # second ROLLBACK would fail and hide the error that caused it.
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
                 # Rows added to the index inside the rolled-back transaction must go.
                 self._load_index()
                 raise
@@ -170,7 +173,12 @@ class SQLiteStore(SQLStore):
                 try:
                     self.db.execute("COMMIT")
                 except BaseException:
+                    # A COMMIT that failed (a full disk) leaves the transaction open:
+                    # roll it back, or every later BEGIN fails on this connection.
                     self._unindexed.clear()
+                    if self.db.in_transaction:
+                        self.db.execute("ROLLBACK")
+                    self._load_index()
                     raise
                 self._index_pending()
                 if tx_seq is not None:
