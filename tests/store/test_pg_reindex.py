@@ -286,3 +286,81 @@ def test_a_store_opened_with_a_pending_rebuild_does_not_start_a_second_build(pg_
     assert a.reindex_wait(60.0)
     assert _meta_index(pg_url) == WANTED
     a.close()
+
+
+def test_a_second_memloom_serve_started_during_the_rebuild_serves_requests(tmp_path, pg_url):
+    """Two real ``memloom serve`` processes: the first finds an older database and
+    rebuilds its index in the background; the second, started while that build runs,
+    answers a recall and a store over HTTP, and so does the first. Then the new index is
+    live and holds the memory stored during the build."""
+    from tests.server.conftest import db_env, start_daemon, stop
+
+    vecs = _older_database(pg_url, 4000)
+    first = start_daemon(tmp_path / "s1" / "home", tmp_path / "s1" / "claude", env=db_env(pg_url))
+    second = None
+    try:
+        ((pid, phase, app),) = _wait_for(
+            lambda: [b for b in _builds(pg_url) if b[1].startswith("building index")],
+            60.0,  # the daemon's build starts REINDEX_DELAY after it opened the store
+            "the first server's build to be building",
+        )
+        assert app == "memloom reindex"
+        holder = psycopg.connect(pg_url)  # keeps the build from finishing (see above)
+        holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holder.execute("SELECT count(*) FROM meta").fetchone()
+        try:
+            started = time.monotonic()
+            second = start_daemon(
+                tmp_path / "s2" / "home", tmp_path / "s2" / "claude", env=db_env(pg_url)
+            )
+            up_in = time.monotonic() - started
+            fresh = np.zeros(DIM, dtype=np.float32)
+            fresh[1] = 1.0
+            with second.client() as api:
+                recalled = api.post(
+                    "/v1/memory/recall",
+                    json={"query_embedding": vecs[21].tolist(), "max_results": 3},
+                )
+                assert recalled.status_code == 200, recalled.text
+                assert recalled.json()["memories"][0]["id"] == "m00021"
+                stored = api.post(
+                    "/v1/memory/store",
+                    json={
+                        "entries": [
+                            {"text": "stored during the rebuild", "embedding": fresh.tolist()}
+                        ]
+                    },
+                )
+                assert stored.status_code == 200, stored.text
+                (new_id,) = stored.json()["ids"]
+            with first.client() as api:
+                recalled = api.post(
+                    "/v1/memory/recall",
+                    json={"query_embedding": vecs[7].tolist(), "max_results": 1},
+                )
+                assert recalled.status_code == 200, recalled.text
+                assert recalled.json()["memories"][0]["id"] == "m00007"
+            still = _builds(pg_url)
+            assert [p for p, _, _ in still] == [pid]  # the first server's build, running
+        finally:
+            holder.rollback()
+            holder.close()
+        _wait_for(lambda: _meta_index(pg_url) == WANTED, 120.0, "the swap")
+        live = _live_index(pg_url)
+        assert live is not None and f"halfvec({DIM})" in live[0] and live[1]
+        assert _leftovers(pg_url) == []
+        with second.client() as api:
+            recalled = api.post(
+                "/v1/memory/recall", json={"query_embedding": fresh.tolist(), "max_results": 1}
+            )
+            assert recalled.json()["memories"][0]["id"] == new_id
+        assert first.log.count("rebuilding the vector index of") == 1
+        assert "rebuilding the vector index of" not in second.log
+        print(
+            f"\nsecond server up in {up_in:.1f} s and served a recall and a store while the "
+            f"first one's build ran (phase {phase!r}, then {still[0][1]!r})"
+        )
+    finally:
+        for daemon in (first, second):
+            if daemon is not None:
+                stop(daemon)
