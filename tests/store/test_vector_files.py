@@ -305,3 +305,28 @@ def test_a_purge_after_a_forget_zeroes_the_deleted_vectors_in_place(db_path):
         assert "m7" in texts(reopened, x[7])
     finally:
         reopened.close()
+
+
+def test_the_graph_layout_finds_every_key_s_int8_row_in_usearch_s_file(tmp_path):
+    """vector_files reads usearch's own file layout to zero a key's vector in place: each
+    node's key and the matrix row it owns must be exactly where usearch put them."""
+    from usearch.index import Index
+
+    from memloom.store import vector_files
+
+    x = clustered(3000, seed=12)  # enough nodes that some sit above level 0
+    keys = np.arange(10, 10 + len(x), dtype=np.int64)
+    graph = Index(ndim=DIM, metric="ip", dtype="i8", connectivity=48, expansion_add=128)
+    graph.add(keys, x)
+    graph.remove(keys[:5])  # freed slots keep their vectors in the file
+    graph.save(str(tmp_path / "g.usearch"))
+    assert graph.max_level > 0
+    layout = vector_files.graph_layout(tmp_path / "g.usearch")
+    matrix = np.fromfile(tmp_path / "g.usearch", dtype=np.int8, count=8 + layout.rows * DIM)
+    matrix = matrix[layout.matrix_offset :].reshape(layout.rows, DIM)
+    assert sorted(layout.slot_keys[layout.slot_keys != vector_files.FREE_KEY]) == list(keys[5:])
+    assert int((layout.slot_keys == vector_files.FREE_KEY).sum()) == 5
+    for key in keys[5::97]:
+        (slot,) = layout.slots_of(np.array([key]))
+        assert (matrix[slot] == graph.get(int(key), dtype=np.int8)).all()
+    assert not layout.slots_of(keys[:5]).size

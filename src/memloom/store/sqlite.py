@@ -307,7 +307,8 @@ class SQLiteStore(SQLStore):
             return
         try:
             self._index.save_ann(self._vectors_path, self._seen_seq)
-        except OSError as exc:  # only a cache: the next open rebuilds it
+        except (OSError, ValueError) as exc:  # only a cache: the next open rebuilds it
+            # (ValueError: a graph file whose layout vector_files cannot scrub)
             log.warning("could not save the vector index to %s: %s", self._vectors_path, exc)
             return
         if self._index.ann_saved:

@@ -222,11 +222,12 @@ class GraphLayout:
     row_bytes: int
     slot_keys: np.ndarray  # uint64, FREE_KEY for a removed node
     order: np.ndarray  # argsort of slot_keys, for key -> slot look-ups
+    sorted_keys: np.ndarray  # slot_keys[order]
 
     def slots_of(self, keys: np.ndarray) -> np.ndarray:
         """The slots holding ``keys`` (those the graph has)."""
         keys = np.asarray(keys, dtype=np.uint64)
-        sorted_keys = self.slot_keys[self.order]
+        sorted_keys = self.sorted_keys
         if not len(sorted_keys):
             return np.zeros(0, dtype=np.int64)
         p = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
@@ -245,7 +246,8 @@ def graph_layout(path: Path) -> GraphLayout:
     uint64 key, an int16 level, the base neighbour list (uint32 count + base
     connectivity uint32 slots) and one list of connectivity slots per level above.
     Cached per file (a generation's graph file is never rewritten, only zeroed).
-    Raises ValueError when the file does not add up to that layout."""
+    Raises ValueError when the file is not of that version or does not add up to that
+    layout (a usearch with another format fails loudly, never zeroes the wrong bytes)."""
     st = path.stat()
     cache_key = (st.st_dev, st.st_ino, st.st_size)
     cached = _LAYOUTS.get(cache_key)
@@ -256,8 +258,8 @@ def graph_layout(path: Path) -> GraphLayout:
         raise ValueError(f"{path}: too short for a usearch index")
     rows, cols = (int(v) for v in mm[:8].view("<u4"))
     head = 8 + rows * cols
-    if bytes(mm[head : head + 7]) != b"usearch":
-        raise ValueError(f"{path}: no usearch header after the vector matrix")
+    if bytes(mm[head : head + 7]) != b"usearch" or int(mm[head + 7]) != 2:
+        raise ValueError(f"{path}: no usearch v2 header after the vector matrix")
     core = head + 64
     size, connectivity, base, _, _ = (int(v) for v in mm[core : core + 40].view("<u8"))
     if size != rows:
@@ -270,7 +272,8 @@ def graph_layout(path: Path) -> GraphLayout:
         raise ValueError(f"{path}: nodes do not end where the file does")
     starts = ends - node_bytes
     keys = mm[starts[:, None] + np.arange(8)].view("<u8").ravel().copy()
-    layout = GraphLayout(head - rows * cols, rows, cols, keys, np.argsort(keys, kind="stable"))
+    order = np.argsort(keys, kind="stable")
+    layout = GraphLayout(8, rows, cols, keys, order, keys[order])
     del mm
     if len(_LAYOUTS) >= 4:
         _LAYOUTS.clear()
