@@ -87,3 +87,23 @@ def test_a_long_line_just_before_is_cut_to_fit_and_a_sliver_is_not_sent():
     old, new = units([5_000, room - 2])[:1], units([5_000, room - 2])[1:]
     (chunk,), _ = chunk_units([*old, *new], context=1)
     assert chunk.context == 0 and chunk.chars <= MAX_CHUNK_CHARS
+
+
+@settings(max_examples=200, deadline=None)
+@given(SIZES, st.data())
+def test_a_resumed_run_cuts_the_new_lines_where_an_uninterrupted_run_does(sizes, data):
+    """Resuming after any finished chunk of an uninterrupted run, with the lines before
+    as context: the new lines fall into the same chunks as in that run (so the calls,
+    and the per-chunk item cap, are the same), and the context stays within the limit."""
+    every = units(sizes)
+    clean, _ = chunk_units(every)
+    if len(clean) < 2:
+        return
+    k = data.draw(st.integers(1, len(clean) - 1))
+    done = sum(len(c.units) for c in clean[:k])
+    resumed, _ = chunk_units(every, context=done)
+    assert [[u.start_line for u in c.new_units] for c in resumed] == [
+        [u.start_line for u in c.units] for c in clean[k:]
+    ]
+    assert all(c.chars <= MAX_CHUNK_CHARS for c in resumed)
+    assert all(c.context == 0 for c in resumed[1:])

@@ -5,8 +5,11 @@ allowance for the JSON around each line. A single unit longer than a chunk
 keeps its head and its tail around a marker that says how much was cut.
 
 On resume, the lines re-read before the watermark go along as context, but at
-most :data:`CONTEXT_SHARE` of a chunk of them, and only as much as costs no
-extra chunk: a resumed run makes exactly the calls its new lines need.
+most :data:`CONTEXT_SHARE` of a chunk of them, and only in the room the first
+chunk has left: the new lines are cut into chunks exactly where an uninterrupted
+run cuts them (greedy packing from the watermark, which is where that run's chunk
+ended too), so a resumed run makes exactly the calls its new lines need and each
+call holds the same new lines (the per-chunk item cap falls the same way).
 """
 
 from __future__ import annotations
@@ -64,8 +67,8 @@ def chunk_units(
 
     The first ``context`` units are earlier lines re-read for context. The last of
     them go along in the first chunk, within :data:`CONTEXT_SHARE` of ``max_chars``
-    and never at the cost of one more chunk than the other units make alone; a chunk
-    made only of them is never produced (there is nothing new to distill).
+    and the room that chunk has left, never moving where the other units are cut; a
+    chunk made only of them is never produced (there is nothing new to distill).
     """
     per_unit = max_chars - LINE_OVERHEAD
     fitted: list[Unit] = []
@@ -76,13 +79,15 @@ def chunk_units(
             truncated += 1
         fitted.append(unit)
     chunks = _pack(fitted, max_chars)
-    lead = _context_tail(units[:context], int(max_chars * CONTEXT_SHARE))
-    while lead:
-        with_lead = _pack([*lead, *fitted], max_chars)
-        if len(with_lead) == len(chunks):
-            with_lead[0].context = len(lead)  # all of it fits in the first chunk
-            return with_lead, truncated
-        lead = lead[1:]  # the oldest context line goes first
+    if not chunks or not context:
+        return chunks, truncated
+    first = chunks[0]
+    room = min(int(max_chars * CONTEXT_SHARE), max_chars - first.chars)
+    lead = _context_tail(units[:context], room)
+    if lead:
+        first.units[:0] = lead
+        first.chars += sum(len(u.text) + LINE_OVERHEAD for u in lead)
+        first.context = len(lead)
     return chunks, truncated
 
 
