@@ -369,3 +369,38 @@ def test_every_interruption_point_resumes_to_the_uninterrupted_store_on_postgres
         lab.close()
         for name in names:
             postgres_server.drop_database(name)
+
+
+def test_a_belief_restated_many_times_is_recognised_on_replay(tmp_path, monkeypatch):
+    """One belief restated in two spellings, turn after turn, over several chunks: each
+    restatement is a new version, so dozens of rows share almost one vector. A run
+    interrupted inside a chunk replays it; each item already written must be found by
+    its provenance (file and lines), however many near-identical rows there are."""
+    rng = random.Random(3)
+    lab = Lab(tmp_path / "lab")
+    try:
+        projects = lab.claude / "projects"
+        shutil.rmtree(projects)
+        sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        path = projects / "-home-dev-shop" / f"{sid}.jsonl"
+        path.parent.mkdir(parents=True)
+        with path.open("w", encoding="utf-8") as fh:
+            for i in range(70):
+                said = "the build uses vite" if i % 2 else "The build uses vite."
+                for role, text in (("user", said), ("assistant", f"ok {i} " + "w " * 1_200)):
+                    fh.write(json.dumps(_record(role, text, sid=sid, cwd=CWD, rng=rng)) + "\n")
+        stamp = int(time.time()) - 3600
+        os.utime(path, (stamp, stamp))
+        ref, _calls, commits = reference(lab, monkeypatch)
+        versions = [row for row in ref.tables["memories"] if row[1] == "stale"]
+        assert len(versions) > 40
+        for at in (commits - 3, commits - 10, commits // 2):
+            home = lab.home("restated")
+            interrupted_run(lab, home, Point("ctrl-c", at), monkeypatch)
+            lab.model.reset()
+            with lab.open(home, monkeypatch) as m:
+                assert lab.run(m).stopped is None
+            diff = compare(ref, lab.snapshot(home))
+            assert diff.equal, f"interrupted at commit {at}: {diff.details[:3]}"
+    finally:
+        lab.close()

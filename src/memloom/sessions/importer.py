@@ -722,28 +722,20 @@ class Importer:
         self, text: str, vec: Any, project: str | None, path: str, item: Any
     ) -> bool:
         """Whether an earlier run already wrote this item: a memory with the same
-        content (any status: the judge may have expired it, a later version may have
-        superseded it) has a provenance row from this file and these lines. Both
-        commit with the memory (see :class:`_Journal`), so this is exact.
+        content (any status and project: the judge may have expired it, a later version
+        superseded it) has a provenance row from this file and these lines. Both commit
+        with the memory (see :class:`_Journal`), so this is exact however many rows
+        share the text or its vector (a belief restated turn after turn).
 
         With the offline extractor, the distance bands merge near-duplicates into a
         memory of other text; one that close, with that provenance, counts as well.
         """
         store = self.engine.backend
-        want = content_hash(text)
-        ids: list[str] = []
-        if vec is not None:
+        ids = store.ids_with_hash(content_hash(text))
+        if vec is not None and self.pipeline.llm is None:
             flt = SearchFilter(statuses=_ANY_STATUS, project=project, project_mode="exact")
-            hits = dict(store.vector_search(vec, 20, flt))
-            bands = self.pipeline.llm is None
-            for r in store.get_many(list(hits)):
-                close = bands and hits[r.id] >= 1.0 - beliefs.DEDUP_DISTANCE
-                if r.content_hash == want or close:
-                    ids.append(r.id)
-        else:
-            same = store.find_by_hash(want, project)
-            if same is not None:
-                ids.append(same.id)
+            hits = store.vector_search(vec, 20, flt)
+            ids += [i for i, sim in hits if sim >= 1.0 - beliefs.DEDUP_DISTANCE]
         start, end = item.lines
         return any(
             p.path == path and p.start_line == start and p.end_line == end

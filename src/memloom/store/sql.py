@@ -302,6 +302,20 @@ class SQLStore:
             out.setdefault(r.content_hash, r)
         return out
 
+    def ids_with_hash(self, content_hash: str) -> list[str]:
+        """Every own row with this content hash, whatever its status and project (a
+        resumed import looks for what an earlier run wrote: the judge may have expired
+        it, a later version superseded it)."""
+        d = self.dialect
+        mine, mine_params = self._mine_sql("m")
+        rows = self._fetch_in(
+            f"SELECT m.id FROM memories m{d.indexed('memories_hash')}",
+            "m.content_hash",
+            [content_hash],
+            (mine, mine_params),
+        )
+        return [r[0] for r in rows]
+
     def has_due(self, now: float) -> bool:
         """Whether some active row's TTL has passed (the decay loop's cheap check)."""
         d = self.dialect
