@@ -251,7 +251,8 @@ class Reindexer:
                 )
                 self._told_waiting = True
             needed, _ = wanted_index(conn, self.halfvec)
-            if not needed:
+            if not needed:  # the other process swapped it in: follow it now
+                self.on_swap(conn)
                 self.done.set()
             return not needed
         try:

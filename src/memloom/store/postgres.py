@@ -40,7 +40,6 @@ from memloom.store.base import (
 )
 from memloom.store.dialect import PostgresDialect
 from memloom.store.fts_terms import DocTerms, analyse, analyse_many, query_stems
-from memloom.store.pg_reindex import REINDEX_DELAY, LiveIndex, record_index
 from memloom.store.pg_vectors import (
     EF_RECHECK,
     EF_SEARCH,
@@ -63,6 +62,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise StoreError(
         "PostgreSQL support needs its client libraries: pip install 'memloom[postgres]'"
     ) from exc
+
+# After the client libraries: it needs psycopg too.
+from memloom.store.pg_reindex import REINDEX_DELAY, LiveIndex, record_index
 
 log = logging.getLogger(__name__)
 
