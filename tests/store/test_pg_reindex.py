@@ -273,19 +273,48 @@ def test_closing_the_store_cancels_a_build_in_progress(pg_url, caplog):
 
 def test_a_store_opened_with_a_pending_rebuild_does_not_start_a_second_build(pg_url):
     """Two stores open an older database at once: one builds, the other waits its turn
-    (pg_try_advisory_lock) and serves; closing it mid-build leaves the build alone."""
+    (pg_try_advisory_lock) and serves; a forget's purge does not wait for the build
+    (its VACUUM would: the same table lock); closing B mid-build leaves the build alone."""
     _older_database(pg_url, 300)
     with _writer_in_progress(pg_url):
         a = PostgresStore(pg_url, reindex_delay=0.0)
         b = PostgresStore(pg_url, reindex_delay=0.0)
         builds = _wait_for(lambda: _builds(pg_url), 30.0, "the build to start")
-        time.sleep(0.5)  # B's thread has tried the lock by now
+        waiting = b._core.index.reindexer
+        assert waiting is not None
+        _wait_for(lambda: waiting._told_waiting, 30.0, "B to find the builder's lock taken")
         assert len(_builds(pg_url)) == 1 == len(builds)
+        with b.transaction():
+            assert b.delete(["m00009"]) == 1
+        purge = threading.Thread(target=b.purge)
+        purge.start()
+        purge.join(10.0)
+        assert not purge.is_alive()  # a plain VACUUM would wait for the build here
         b.close()
         assert [p for p, _, _ in _builds(pg_url)] == [builds[0][0]]
     assert a.reindex_wait(60.0)
     assert _meta_index(pg_url) == WANTED
     a.close()
+
+
+def test_a_valid_index_left_by_a_builder_that_died_before_the_swap_is_swapped_in(pg_url, caplog):
+    """A build that finished but whose process died before the swap left a valid index
+    under the temporary name, kept up to date by every write since: it is swapped in as
+    it is, not built again."""
+    vecs = _older_database(pg_url, 300)
+    name = temp_name(WANTED)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(concurrent_sql(WANTED, name))
+        (oid,) = conn.execute("SELECT %s::regclass::oid", (name,)).fetchone()
+    with caplog.at_level(logging.INFO, logger="memloom.store.pg_reindex"):
+        store = PostgresStore(pg_url, reindex_delay=0.0)
+        assert store.reindex_wait(60.0)
+    assert "rebuilding the vector index of" not in caplog.text  # no second build
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        (live,) = conn.execute("SELECT %s::regclass::oid", (INDEX_NAME,)).fetchone()
+    assert live == oid and _leftovers(pg_url) == [] and _meta_index(pg_url) == WANTED
+    assert store.vector_search(vecs[8], 1, SearchFilter())[0][0] == "m00008"
+    store.close()
 
 
 def test_a_second_memloom_serve_started_during_the_rebuild_serves_requests(tmp_path, pg_url):
