@@ -25,9 +25,11 @@ __all__ = [
     "BACKUP_SUFFIX",
     "UnterminatedComment",
     "backup_once",
+    "json_indent",
     "memloom_handlers",
     "parse_settings",
     "read_settings",
+    "restore_backup",
     "skip_blank",
     "strip_handlers",
     "write_atomic",
@@ -78,6 +80,33 @@ def backup_once(path: Path) -> Path | None:
     if not backup.exists():
         shutil.copy2(path, backup)
     return backup
+
+
+def json_indent(raw: str | None, default: int = 2) -> int | str:
+    """The indentation a JSON file's author used (its first indented line's), so that a
+    rewrite keeps their style; ``default`` for a new or flat file."""
+    for line in (raw or "").splitlines()[1:]:
+        lead = line[: len(line) - len(line.lstrip(" \t"))]
+        if lead:
+            return len(lead) if lead.strip(" ") == "" else lead
+    return default
+
+
+def restore_backup(path: Path, data: Any, parse: Callable[[Path, str], Any]) -> bool:
+    """Put the one-time backup's bytes back when they hold exactly ``data`` (what
+    removing memloom's part leaves): the file as the user had it, formatting, key order
+    and comments included. Whether it did; nothing is written otherwise."""
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    raw = read_settings(backup)
+    if raw is None:
+        return False
+    try:
+        same = parse(backup, raw) == data
+    except SettingsError:
+        return False
+    if same:
+        write_atomic(path, raw)
+    return same
 
 
 def parse_settings(path: Path, raw: str) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 __all__ = ["INJECTED_TTL_S", "JOB_COLUMNS", "Job", "JobQueue"]
 
-#: How long a session's record of what the hooks injected is kept when no session end
-#: clears it (Codex has no end-of-session hook; a crashed agent sends none).
-INJECTED_TTL_S = 2 * 86400.0
+#: How long a session's record of what the hooks injected is kept. Not cleared at the
+#: session's end: a resumed session (claude --continue, codex resume) carries what it
+#: was shown in its history, so showing it again would say everything twice (seen with
+#: the real Claude Code 2.1.328, tests/e2e).
+INJECTED_TTL_S = 7 * 86400.0
 
 #: The columns a :class:`Job` is built from, in its field order.
 JOB_COLUMNS = "id, transcript_path, session_id, cwd, reason, status, attempts, detail, enqueued_at"
@@ -102,8 +104,4 @@ class JobQueue:
     def record_injected(self, session_id: str, memory_ids: list[str]) -> None:
         """Remember what was shown to ``session_id``; records older than
         :data:`INJECTED_TTL_S` of any session go at the same time."""
-        raise NotImplementedError
-
-    def forget_session(self, session_id: str) -> None:
-        """The session ended: its record goes."""
         raise NotImplementedError

@@ -29,17 +29,6 @@ def claude_projects(env: Any = None) -> Path:
     return get_agent("claude-code").transcripts_root(env)
 
 
-#: Capture hooks that fire after each turn, not once at the end of the session.
-PER_TURN_EVENTS = frozenset({"Stop", "AfterAgent", "agentStop"})
-
-
-def ends_session(payload: dict[str, Any]) -> bool:
-    """Whether this notification ends the session: Claude Code's SessionEnd, Gemini's
-    SessionEnd, Copilot's sessionEnd (which names no event) -- not Codex's per-turn
-    Stop or Gemini's AfterAgent."""
-    return payload.get("hook_event_name") not in PER_TURN_EVENTS
-
-
 def accept_notification(
     home: Path, payload: dict[str, Any], *, agent: str = DEFAULT_AGENT
 ) -> dict[str, Any]:
@@ -60,8 +49,8 @@ def accept_notification(
             str(path), session_id=event.session_id, cwd=event.cwd, reason=event.reason
         )
         queue.log("hook_notify", str(path))
-        if isinstance(event.session_id, str) and ends_session(payload):
-            queue.forget_session(event.session_id)  # what its prompts were shown
+        # What the session was shown is kept past its end: a session resumed later
+        # (claude --continue, codex resume) still holds that context in its history.
         return {"queued": True, "job": job, "transcript_path": str(path)}
     finally:
         queue.close()

@@ -204,9 +204,3 @@ class PgCaptureQueue(JobQueue):
                     "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                     (self.owner, session_id, mid, now),
                 )
-
-    def forget_session(self, session_id: str) -> None:
-        self.db.execute(
-            "DELETE FROM capture_injected WHERE owner = %s AND session_id = %s",
-            (self.owner, session_id),
-        )

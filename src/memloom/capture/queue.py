@@ -283,6 +283,3 @@ class CaptureQueue(JobQueue):
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-
-    def forget_session(self, session_id: str) -> None:
-        self.db.execute("DELETE FROM injected WHERE session_id = ?", (session_id,))

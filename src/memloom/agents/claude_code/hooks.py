@@ -64,7 +64,8 @@ def _handlers(data: dict[str, Any]) -> dict[str, list[Any]]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    hookfile.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    indent = hookfile.json_indent(hookfile.read_settings(path))
+    hookfile.write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
 
 
 def install(
@@ -110,7 +111,7 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
     else:
         new.pop("hooks")
     changed = new != data
-    if changed:
+    if changed and not hookfile.restore_backup(path, new, hookfile.parse_settings):
         _write(path, new)
     return HooksChange(path, None, changed, [])
 

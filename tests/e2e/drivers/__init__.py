@@ -1,0 +1,8 @@
+"""One driver per real agent (tests/e2e/harness.py's Driver); DRIVERS lists them."""
+
+from __future__ import annotations
+
+from tests.e2e.drivers.claude_code import ClaudeCode
+from tests.e2e.harness import Driver
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (ClaudeCode(),)}
