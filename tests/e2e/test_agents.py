@@ -113,9 +113,9 @@ def test_capture_distills_the_session_file_the_agent_wrote(driver: Driver, sandb
 
 PAIRS = [
     ("codex", "claude-code"),
-    ("claude-code", "gemini-cli"),
-    ("gemini-cli", "copilot-cli"),
-    ("copilot-cli", "codex"),
+    ("claude-code", "gemini"),
+    ("gemini", "copilot"),
+    ("copilot", "codex"),
     ("aider", "claude-code"),
 ]
 
