@@ -393,3 +393,42 @@ def test_a_second_memloom_serve_started_during_the_rebuild_serves_requests(tmp_p
         for daemon in (first, second):
             if daemon is not None:
                 stop(daemon)
+
+
+def test_a_reembed_during_the_rebuild_cancels_it_and_its_index_stands(pg_url, monkeypatch):
+    """``memloom reembed`` while another process rebuilds: the re-embed cancels the
+    build (else each would wait for the other) and drops its index (of the old width,
+    it would refuse the new vectors); the builder, trying again, finds the re-embed's
+    index is the one it wants and stops, leaving nothing behind."""
+    monkeypatch.setattr(pg_reindex, "RETRY", 0.5)
+    _older_database(pg_url, 300)
+    rng = np.random.default_rng(4)
+    wider = rng.normal(size=(300, 48)).astype(np.float32)
+    wider /= np.linalg.norm(wider, axis=1, keepdims=True)
+    failure: list[BaseException] = []
+    with _writer_in_progress(pg_url):
+        a = PostgresStore(pg_url, reindex_delay=0.0)
+        _wait_for(lambda: _builds(pg_url), 30.0, "the build to start")
+        b = PostgresStore(pg_url, reindex_delay=60.0)
+
+        def reembed() -> None:
+            try:
+                with b.transaction():
+                    b.replace_embeddings({f"m{i:05d}": v for i, v in enumerate(wider)}, 48)
+            except Exception as exc:
+                failure.append(exc)
+
+        thread = threading.Thread(target=reembed)
+        thread.start()
+        _wait_for(lambda: not _builds(pg_url), 30.0, "the re-embed to cancel the build")
+        assert thread.is_alive()  # waiting for the writer, as any DDL would
+    thread.join(60.0)
+    assert not thread.is_alive() and failure == []
+    assert a.reindex_wait(60.0)
+    wanted = index_sql(48, True)
+    assert _meta_index(pg_url) == wanted and _leftovers(pg_url) == []
+    live = _live_index(pg_url)
+    assert live is not None and "halfvec(48)" in live[0] and live[1]
+    assert a.vector_search(wider[12], 1, SearchFilter())[0][0] == "m00012"
+    b.close()
+    a.close()

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 #: store's write and migration locks are 01 and 02).
 REINDEX_LOCK = 0x6D656D6C6F6F6D03
 INDEX_NAME = "memories_embedding_hnsw"
+#: The builder's ``application_name``: how a re-embed finds it to cancel it.
+BUILDER = "memloom reindex"
 #: Seconds a store waits after opening before it starts a build: a short CLI command
 #: is done by then and never starts a build it would cancel when it exits.
 REINDEX_DELAY = 5.0
@@ -166,6 +168,21 @@ class LiveIndex:
             self.reindexer.stop()
 
 
+def cancel_rebuilds(conn: psycopg.Connection[Any]) -> None:
+    """Before a re-embed retypes the column (in its transaction): cancel a build in
+    progress in any process -- it would wait for the re-embed's snapshot while the
+    re-embed waits for its table lock -- and drop the temporary indexes, whose old
+    width would refuse the new vectors. The builder finds the new index in place."""
+    conn.execute(
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND application_name = %s "
+        "AND pid <> pg_backend_pid()",
+        (BUILDER,),
+    )
+    for name, _ in leftovers(conn):
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))
+
+
 class Reindexer:
     """The rebuild as a background thread of the store that opened the database.
 
@@ -221,7 +238,7 @@ class Reindexer:
                     self.url,
                     autocommit=True,
                     connect_timeout=10,
-                    application_name="memloom reindex",
+                    application_name=BUILDER,
                 ) as conn:
                     self._conn = conn
                     try:
@@ -267,14 +284,16 @@ class Reindexer:
     def _build(self, conn: psycopg.Connection[Any]) -> None:
         needed, statement = wanted_index(conn, self.halfvec)
         swapped = False
-        while needed:
-            name = None if statement is None else temp_name(statement)
+        while True:
+            name = None if statement is None or not needed else temp_name(statement)
             for old, valid in leftovers(conn):
                 if old != name or not valid:  # a killed build's, or another definition's
                     log.info("dropping the leftover index %s (valid: %s)", old, valid)
                     conn.execute(
                         sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(old))
                     )
+            if not needed:
+                break
             if statement is not None and name is not None and (name, True) not in leftovers(conn):
                 if self._stop.is_set():
                     return

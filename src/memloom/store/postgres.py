@@ -64,7 +64,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 # After the client libraries: it needs psycopg too.
-from memloom.store.pg_reindex import REINDEX_DELAY, LiveIndex, record_index
+from memloom.store.pg_reindex import REINDEX_DELAY, LiveIndex, cancel_rebuilds, record_index
 
 log = logging.getLogger(__name__)
 
@@ -775,6 +775,7 @@ class PostgresStore(SQLStore):
             raise StoreError(
                 "re-embedding rewrites every owner's vectors: run it without MEMLOOM_OWNER"
             )
+        cancel_rebuilds(conn)  # an older database's rebuild, if one runs: this replaces it
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
         conn.execute("ALTER TABLE memories ALTER COLUMN embedding TYPE vector USING NULL")
         conn.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dim)})")
