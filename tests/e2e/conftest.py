@@ -43,3 +43,42 @@ def sandbox(tmp_path, bins, agent_model, memloom_llm) -> Sandbox:
     sb = fresh_sandbox(tmp_path / "sb", agent_model, memloom_llm)
     sb.bins.update(bins)
     return sb
+
+
+#: Where each run of the suite leaves its matrix (agent x check: outcome, seconds);
+#: ``python scripts/e2e_matrix.py`` prints it and renders docs/agents.md's table.
+RESULTS = install.ROOT / "results.json"
+_results: dict[str, dict[str, object]] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        check = item.originalname if isinstance(item, pytest.Function) else item.name
+        params = getattr(item, "callspec", None)
+        agent = "-"
+        if params is not None:
+            values = params.params
+            driver = values.get("driver")
+            agent = getattr(driver, "name", None) or "→".join(
+                str(values[k]) for k in ("source", "target") if k in values
+            )
+        _results[item.nodeid] = {
+            "check": check,
+            "agent": agent,
+            "outcome": report.outcome,
+            "seconds": round(report.duration, 2),
+        }
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not _results:
+        return
+    import json
+    import time
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"finished": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "tests": _results}
+    RESULTS.write_text(json.dumps(doc, indent=1) + "\n")
