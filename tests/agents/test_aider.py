@@ -289,3 +289,81 @@ def test_each_memory_names_the_session_of_the_file_it_came_from(tmp_path, model)
             assert (prov.session_id, prov.agent) == (mem.session_id, "aider")
     finally:
         m.close()
+
+
+# ---------------------------------------------------------------- connect aider, the sweep
+
+
+def cli(tmp_path: Path, *args: str, cwd: Path | None = None):
+    """``memloom ARGS`` with its own HOME and data folder, the offline extractor."""
+    import json
+    import subprocess
+    import sys
+
+    drop = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MEMLOOM_LLM", "MEMLOOM_DAILY_CAP")
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CLAUDE")}
+    env.update(
+        HOME=str(tmp_path),
+        MEMLOOM_HOME=str(tmp_path / ".memloom"),
+        MEMLOOM_LLM="offline",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "memloom._entry", *args],
+        cwd=str(cwd or tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout) if "--json" in args else proc
+
+
+def settled(path: Path) -> Path:
+    """A history last written 10 minutes ago: past the sweep's quiet period."""
+    then = time.time() - 600
+    os.utime(path, (then, then))
+    return path
+
+
+def test_connect_aider_names_the_folder_the_sweep_imports_from(tmp_path):
+    """Found by the e2e suite: an Aider-only user had no way to tell memloom where
+    Aider works (``memloom connect aider``: "No such command"); the sweep only looked
+    in folders the store already knew from memories or other agents' sessions, so a
+    fresh history was never captured."""
+    repo = tmp_path / "shop"
+    settled(
+        history(
+            repo,
+            HEADER.format("2026-12-04 05:41:23")
+            + "\n> aider --openai-api-key ...ummy --message hi  \n\n"
+            + "#### Remember that deploys of the shop go through ArgoCD on Fridays.  \n\n"
+            + "Noted.\n\n> Tokens: 607 sent, 7 received.  \n",
+        )
+    )
+    doc = cli(tmp_path, "connect", "aider", "--json", cwd=repo)
+    assert doc["roots"] == [str(repo)] and doc["hooks"] == []
+    assert doc["scope"]["projects"] == [str(repo)]  # no scope yet: the folder is the scope
+    out = cli(tmp_path, "capture", "run-once", "--json")
+    assert (out["swept"], out["processed"]) == (1, 1), out
+    found = cli(tmp_path, "recall", "deploys ArgoCD", "--json")
+    assert any("ArgoCD" in m["text"] for m in found["memories"])
+    assert not any("ummy" in m["text"] or "Tokens" in m["text"] for m in found["memories"])
+    again = cli(tmp_path, "capture", "run-once", "--json")
+    assert again["swept"] == 0
+
+
+def test_the_aider_folders_outlive_other_agents_connect_and_disconnect(tmp_path):
+    from memloom.capture.scope import load_scope
+
+    data = tmp_path / ".memloom"
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    cli(tmp_path, "connect", "aider", "--path", str(repo), "--json")
+    cli(tmp_path, "connect", "claude-code", "--all", "--json")
+    scope = load_scope(data)
+    assert scope.all and scope.roots == [str(repo)]
+    cli(tmp_path, "disconnect", "claude-code", "--json")
+    assert load_scope(data).roots == [str(repo)], "disconnecting Claude Code dropped Aider's"
+    assert cli(tmp_path, "disconnect", "aider", "--json")["changed"]
+    assert not (data / "capture.json").exists(), "the last agent gone: nothing is captured"

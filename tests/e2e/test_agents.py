@@ -130,8 +130,7 @@ def test_a_fact_typed_in_one_agent_is_recalled_into_another(source, target, sand
     for driver in (a, b):
         driver.configure(sandbox)
         driver.seed_user_config(sandbox)
-        if driver.hooks:
-            sandbox.memloom("connect", driver.name, "--all")
+        sandbox.memloom("connect", driver.name, "--all")  # Aider: the folder to sweep
     answered(a.run(sandbox, TYPED))
     doc = sandbox.memloom("capture", "run-once", "--json")
     assert doc["processed"] >= 1 or doc["swept"] >= 1, doc

@@ -17,6 +17,9 @@ class Scope:
     projects: list[str] = field(default_factory=list)
     recall: bool = True
     connected_at: float | None = None
+    #: Project folders named by ``memloom connect aider``: Aider has no hooks and no
+    #: home, so these are where the sweep looks for its chat histories.
+    roots: list[str] = field(default_factory=list)
 
     @property
     def enabled(self) -> bool:
@@ -42,6 +45,7 @@ def load_scope(home: Path) -> Scope:
         projects=[str(p) for p in data.get("projects", [])],
         recall=bool(data.get("recall", True)),
         connected_at=data.get("connected_at"),
+        roots=[str(p) for p in data.get("roots", []) if isinstance(p, str)],
     )
 
 

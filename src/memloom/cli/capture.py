@@ -27,8 +27,8 @@ _HOOKS = {
         "Codex CLI",
         "a Stop hook (queues the rollout after each turn; imported once the session is "
         "quiet) and UserPromptSubmit context to ~/.codex/hooks.json ($CODEX_HOME "
-        "respected), turning on the hooks feature in config.toml where needed. Codex asks "
-        "you to trust new hooks in /hooks",
+        "respected). Codex skips hooks you have not trusted, silently: trust memloom's in "
+        "/hooks (the TUI); `memloom status` shows whether they are trusted",
     ),
     "gemini": (
         "Gemini CLI",
@@ -51,7 +51,7 @@ def _connect(
     json_: bool,
 ) -> None:
     from memloom.capture.connect import connect, memloom_command
-    from memloom.capture.scope import Scope, save_scope
+    from memloom.capture.scope import Scope, load_scope, save_scope
     from memloom.config import resolve_home
 
     if not project and not all_:
@@ -62,7 +62,8 @@ def _connect(
     home = resolve_home(state.home)
     explicit_home = home if (state.home or "MEMLOOM_HOME" in os.environ) else None
     result = connect(memloom_command(explicit_home), recall=not no_recall, agent=agent)
-    scope = Scope(all=all_, projects=list(project or []), recall=not no_recall)
+    kept = load_scope(home).roots  # the Aider folders stay watched
+    scope = Scope(all=all_, projects=list(project or []), recall=not no_recall, roots=kept)
     save_scope(home, scope)
     doc = {
         "agent": agent,
@@ -100,14 +101,15 @@ def _connect(
 
 def _disconnect(ctx: typer.Context, agent: str, json_: bool) -> None:
     from memloom.capture.connect import disconnect, installed_hooks
-    from memloom.capture.scope import save_scope
+    from memloom.capture.scope import load_scope, save_scope
     from memloom.config import resolve_home
 
     state: State = ctx.obj
+    home = resolve_home(state.home)
     result = disconnect(agent=agent)
     others = [a for a in _HOOKS if a != agent and any(_quiet(installed_hooks, a).values())]
-    if not others:  # the last connected agent: stop capturing
-        save_scope(resolve_home(state.home), None)
+    if not others and not load_scope(home).roots:  # the last connected agent: stop capturing
+        save_scope(home, None)
     if json_:
         emit_json(
             {"agent": agent, "settings": str(result.settings_path), "changed": result.changed}
@@ -158,6 +160,88 @@ def _register_agent(agent: str, label: str, installs: str) -> None:
 
 for _agent, (_label, _installs) in _HOOKS.items():
     _register_agent(_agent, _label, _installs)
+
+
+@connect_app.command("aider")
+def connect_aider(
+    ctx: typer.Context,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="A project folder Aider works in (default: this folder)."),
+    ] = None,
+    project: Annotated[
+        list[str] | None,
+        typer.Option("--project", help="Capture sessions whose project path contains this."),
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Capture every project.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Distill Aider's chat histories in this folder (or --path), found by the sweep.
+
+    Aider has no hooks: nothing is installed, and nothing is added to its prompts.
+    memloom watches the folder's .aider.chat.history.md; `memloom serve` (or
+    `memloom capture run-once`) imports what was added once it has been quiet 5 minutes.
+    """
+    from pathlib import Path
+
+    from memloom.capture.scope import Scope, load_scope, save_scope
+    from memloom.config import resolve_home
+
+    if project and all_:
+        raise CliError("choose either --project or --all, not both")
+    state: State = ctx.obj
+    home = resolve_home(state.home)
+    old = load_scope(home)
+    folders = [Path(p).expanduser().absolute() for p in (path or [os.getcwd()])]
+    missing = [str(p) for p in folders if not p.is_dir()]
+    if missing:
+        raise CliError(f"not a folder: {', '.join(missing)}")
+    roots = list(dict.fromkeys([*old.roots, *map(str, folders)]))
+    if project or all_:
+        scope = Scope(all=all_, projects=list(project or []), recall=old.recall, roots=roots)
+    elif old.enabled:
+        scope = Scope(old.all, old.projects, old.recall, old.connected_at, roots)
+    else:  # the folders named are the scope
+        scope = Scope(projects=[str(p) for p in folders], roots=roots)
+    save_scope(home, scope)
+    doc = {
+        "agent": "aider",
+        "changed": roots != old.roots,
+        "hooks": [],
+        "roots": roots,
+        "scope": {"all": scope.all, "projects": scope.projects, "recall": scope.recall},
+    }
+    if json_:
+        emit_json(doc)
+        return
+    out = console()
+    out.print(f"watching Aider's chat history in {', '.join(roots)}", markup=False)
+    out.print(
+        "Aider has no hooks: memories are not added to its prompts. Histories are imported "
+        "by `memloom serve` (or `memloom capture run-once` from cron) once quiet 5 minutes.",
+        markup=False,
+    )
+
+
+@disconnect_app.command("aider")
+def disconnect_aider(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Stop watching Aider's folders (nothing was installed in Aider)."""
+    from memloom.capture.connect import installed_hooks
+    from memloom.capture.scope import load_scope, save_scope
+    from memloom.config import resolve_home
+
+    state: State = ctx.obj
+    home = resolve_home(state.home)
+    scope = load_scope(home)
+    others = [a for a in _HOOKS if any(_quiet(installed_hooks, a).values())]
+    changed = bool(scope.roots)
+    scope.roots = []
+    save_scope(home, scope if others else None)
+    if json_:
+        emit_json({"agent": "aider", "changed": changed})
+    else:
+        verb = "stopped watching" if changed else "was not watching"
+        console().print(f"memloom {verb} Aider's folders", markup=False)
 
 
 capture_app = typer.Typer(help="Work through captured sessions.", no_args_is_help=True)
@@ -263,6 +347,8 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
         if seen.get("last_import"):
             parts.append(f"last import {seen['last_import_text']}")
         out.print(f"  {name:<12}{'; '.join(parts)}", markup=False)
+        if a.get("trust"):
+            out.print(f"  {'':<12}{_trust_line(a['trust'])}", markup=False)
         if seen.get("last_error"):
             e = seen["last_error"]
             out.print(f"  {'':<12}last error {e['path']}: {e['error']}", markup=False)
@@ -289,6 +375,16 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
         f"{doc['memories']['active']} active memories",
         markup=False,
     )
+
+
+def _trust_line(trust: dict[str, str]) -> str:
+    """Whether the agent will run memloom's hooks (Codex skips untrusted ones silently)."""
+    if "error" in trust:
+        return f"hook trust unknown: {trust['error']}"
+    if all(v == "trusted" for v in trust.values()):
+        return "hooks trusted"
+    pending = ", ".join(f"{event} {v}" for event, v in trust.items() if v != "trusted")
+    return f"hooks NOT trusted ({pending}): they do not run until you trust them in /hooks"
 
 
 def register(app: typer.Typer) -> None:
