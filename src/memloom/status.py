@@ -43,7 +43,8 @@ def _event(e: tuple[str, str | None, float] | None) -> dict[str, Any] | None:
 
 
 def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """Per agent memloom can read: whether its home exists, which hooks are in and,
+    """Per agent memloom can read: whether its home exists, which hooks are in (for
+    Codex, ``trust``: whether Codex will run each, :meth:`Codex.hook_trust`) and,
     given the ledger's ``imports`` (:meth:`memloom.Memloom.ledger_stats`), how many of
     its sessions were imported, when last, and the newest session still failing."""
     from memloom.agents import agent_names, get_agent
@@ -65,6 +66,12 @@ def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str,
             "hooks": {k: v for k, v in hooks.items() if k != "readable"},
             "settings": where,
         }
+        trust = getattr(agent, "hook_trust", None)  # Codex: skips untrusted hooks silently
+        if trust is not None and any(v for k, v in hooks.items() if k != "readable"):
+            try:
+                out[name]["trust"] = trust()
+            except (OSError, ValueError) as exc:
+                out[name]["trust"] = {"error": str(exc)}
         if imports is not None:
             seen = imports.get("agents", {}).get(agent.name) or {
                 "sessions": 0,

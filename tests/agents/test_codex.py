@@ -644,8 +644,8 @@ def test_hooks_round_trip_keeps_everything_else_byte_identical(tmp_path):
     change = agent.install_hooks("/opt/bin/memloom", env=env)
     assert change.changed and change.events == ["Stop", "UserPromptSubmit", "SessionStart"]
     assert change.backup_path == home / "hooks.json.memloom-backup"
-    assert change.config_backup == home / "config.toml.memloom-backup"
-    assert codex_hooks.TRUST_NOTE in change.notes and "/hooks" in change.notes[0]
+    assert change.config_backup is None and not change.config_changed
+    assert change.notes == [codex_hooks.TRUST_NOTE] and "/hooks" in change.notes[0]
     data = json.loads((home / "hooks.json").read_text(encoding="utf-8"))
     assert data["x-note"] == "ünïcode kept"
     stop = data["hooks"]["Stop"]
@@ -665,12 +665,9 @@ def test_hooks_round_trip_keeps_everything_else_byte_identical(tmp_path):
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith(
         " hook session-start --agent codex"
     )
-    conf_text = (home / "config.toml").read_bytes()
-    conf = tomllib.loads(conf_text.decode())
-    assert conf["features"] == {"web_search_request": True, "codex_hooks": True}
-    assert (
-        b"# keep this on\r\n" in conf_text and b'command = "npx"   # spaced on purpose' in conf_text
-    )
+    # no feature flag: Codex enables hooks by default and calls codex_hooks deprecated
+    assert (home / "config.toml").read_bytes() == before_conf
+    assert tomllib.loads(before_conf.decode())["features"] == {"web_search_request": True}
     assert agent.installed_hooks(env) == {
         "notify": True,
         "prompt_recall": True,
@@ -682,13 +679,13 @@ def test_hooks_round_trip_keeps_everything_else_byte_identical(tmp_path):
     # idempotent: nothing changes, the one-time backups stay the originals
     after = ((home / "hooks.json").read_bytes(), (home / "config.toml").read_bytes())
     again = agent.install_hooks("/opt/bin/memloom", env=env)
-    assert not again.changed and again.notes == []
+    assert not again.changed and again.notes == [codex_hooks.TRUST_NOTE]  # still untrusted
     assert ((home / "hooks.json").read_bytes(), (home / "config.toml").read_bytes()) == after
     assert (home / "hooks.json.memloom-backup").read_bytes() == before_hooks
-    assert (home / "config.toml.memloom-backup").read_bytes() == before_conf
+    assert not (home / "config.toml.memloom-backup").exists()
 
     removed = agent.remove_hooks(env)
-    assert removed.changed and removed.config_changed
+    assert removed.changed and not removed.config_changed
     assert (home / "hooks.json").read_bytes() == before_hooks
     assert (home / "config.toml").read_bytes() == before_conf
     assert not (home / "hooks.json.memloom-state").exists()
@@ -707,8 +704,7 @@ def test_remove_after_the_user_edited_keeps_their_edits(tmp_path):
     edited = (home / "config.toml").read_text() + "\n# added later\n[tui]\nnotifications = true\n"
     (home / "config.toml").write_text(edited)
     agent.remove_hooks(env)
-    assert (home / "config.toml").read_text() == edited.replace("codex_hooks = true\n", "")
-    assert "codex_hooks" not in (home / "config.toml").read_text()
+    assert (home / "config.toml").read_text() == edited
     assert not (home / "hooks.json").exists()  # memloom created it, and nothing else is in it
 
 
@@ -718,7 +714,7 @@ def test_install_into_an_empty_home_and_out_again(tmp_path):
     change = agent.install_hooks("memloom", env=env)
     home = Path(env["CODEX_HOME"])
     assert change.changed and change.backup_path is None and change.config_backup is None
-    assert (home / "config.toml").read_text() == "[features]\ncodex_hooks = true\n"
+    assert not (home / "config.toml").exists()  # memloom writes no feature flag
     agent.remove_hooks(env)
     assert sorted(p.name for p in home.iterdir()) == []
 
@@ -728,15 +724,17 @@ def test_a_flag_the_user_set_is_left_alone(tmp_path):
     home = Path(env["CODEX_HOME"])
     home.mkdir()
     agent = Codex()
-    for text, disabled in (
-        ("[features]\nhooks = true\n", False),
-        ("[features]\ncodex_hooks = false\n", True),
+    for text, disabled, deprecated in (
+        ("[features]\nhooks = true\n", False, False),
+        ("[features]\ncodex_hooks = false\n", True, False),
+        ("[features]\ncodex_hooks = true\n", False, True),
     ):
         (home / "config.toml").write_text(text)
         change = agent.install_hooks("memloom", env=env)
         assert not change.config_changed
         assert (home / "config.toml").read_text() == text
         assert any("will not run" in n for n in change.notes) is disabled
+        assert any("deprecated" in n for n in change.notes) is deprecated
         assert agent.installed_hooks(env)["feature_disabled"] is disabled
         agent.remove_hooks(env)
         assert (home / "config.toml").read_text() == text

@@ -4,7 +4,8 @@
 :mod:`.home` (the one ``codex_home``), :mod:`.stream` (plain or ``.zst`` content
 as one stream), :mod:`.discover` (which rollouts to import; sub-agent rollouts
 are sidecars), :mod:`.parse` (a rollout as line-numbered units: typed text only,
-each message once), :mod:`.hooks` (the hooks.json merge and the feature flag),
+each message once), :mod:`.hooks` (the hooks.json merge; an older memloom's
+feature flag taken out), :mod:`.trust` (whether Codex trusts memloom's hooks),
 :mod:`.payload` (the Stop payload; the additionalContext output). Submodules load
 when first used, so the hook fast path reads only what it needs.
 
@@ -18,6 +19,7 @@ Project: the session's cwd normalised to its git root (``parse.project_root``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,11 @@ class Codex(AgentAdapter):
         from memloom.agents.codex.discover import read_head
 
         return read_head(Path(path)) is not None
+
+    def hook_trust(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Per event holding a memloom hook, whether Codex will run it (``trusted``,
+        ``untrusted``, ``modified``, ``disabled``): Codex skips untrusted hooks silently."""
+        return self.part("hooks:trust")(env)
 
     def format_context(self, event: str, text: str) -> str:
         """What the recall hooks print for Codex: ``hookSpecificOutput.additionalContext``

@@ -16,17 +16,19 @@ the rollout (the worker imports it once the session has been quiet).
 ``Stop`` alone. memloom's handlers are recognised by their command
 (:func:`is_memloom_hook`), so removing takes out exactly those.
 
-**Feature flag.** Codex builds from before hooks became stable need
-``[features] codex_hooks = true`` in ``config.toml`` (newer ones call the flag
-``hooks`` and enable it by default). When ``[features]`` sets neither ``hooks``
-nor ``codex_hooks``, memloom adds ``codex_hooks = true`` -- with ``tomlkit``, which
-keeps comments and layout -- and notes that it did in
-``hooks.json.memloom-state``; ``remove`` takes the flag out again only then. A
-flag the user set (either value) is never touched; when it is ``false`` the
-change carries a note saying the hooks will not run.
+**Feature flag.** Codex turns hooks on by default ([features] ``hooks``), and
+0.169.0 prints ``deprecated: [features].codex_hooks is deprecated`` on every run
+while ``config.toml`` still sets the old name, so memloom no longer writes a flag.
+Installs that an older memloom made (it added ``codex_hooks = true`` and recorded
+that in ``hooks.json.memloom-state``) lose that flag on the next ``install`` and
+on ``remove``, put back byte for byte from the backup when nothing else changed.
+A flag the user set is never touched: ``false`` (either name) carries a note that
+the hooks will not run, the deprecated name a note to rename it.
 
-**Trust.** Codex runs a new or changed non-managed hook only after the user
-trusts it in ``/hooks``; every change carries that note.
+**Trust.** Codex runs a new or changed hook only after the user trusts it in
+``/hooks`` and skips an untrusted one silently, so every install whose memloom
+hooks are not all trusted carries :data:`TRUST_NOTE`; :func:`trust` reads the
+trust Codex recorded in ``config.toml`` (:mod:`memloom.agents.codex.trust`).
 
 The merge keeps every other key and hook, writes a one-time backup of each file
 it changes (``<file>.memloom-backup``), is idempotent, refuses a file it cannot
@@ -35,7 +37,7 @@ restores a file byte for byte from its backup when what is left equals it;
 a file memloom created is deleted when nothing else is left in it.
 
 Standard library only at import time; ``tomlkit`` is imported inside
-:func:`install` and :func:`remove`.
+:func:`install` and :func:`remove` (to take out the legacy flag).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ __all__ = [
     "installed",
     "is_memloom_hook",
     "remove",
+    "trust",
 ]
 
 BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
@@ -77,12 +80,18 @@ EVENTS: dict[str, tuple[str, int, str]] = {
 }
 RECALL_EVENTS = ("UserPromptSubmit", "SessionStart")
 AGENT_ARG = "--agent codex"
-#: The flag memloom adds; ``hooks`` is what newer builds call it.
+#: The flag an older memloom added (deprecated by Codex); ``hooks`` is the current name.
 FEATURE_KEY = "codex_hooks"
 FEATURE_KEYS = ("hooks", "codex_hooks")
 TRUST_NOTE = (
-    "Codex runs new or changed hooks only once you trust them: start Codex, open /hooks "
-    "and trust memloom's hooks."
+    "Codex skips hooks you have not trusted, without saying so: memloom's hooks do "
+    "nothing until you start Codex (the interactive TUI), type /hooks and trust each "
+    "memloom hook. Do it again whenever memloom's hook command changes. `memloom status` "
+    "shows whether they are trusted."
+)
+LEGACY_FLAG_NOTE = (
+    "took out [features] codex_hooks = true, which an older memloom added: Codex "
+    "enables hooks by default and reports that flag as deprecated on every run."
 )
 _SUFFIXES = tuple(f" hook {sub} {AGENT_ARG}" for sub, _, _ in EVENTS.values())
 
@@ -126,8 +135,8 @@ def _load_json(path: Path) -> tuple[dict[str, Any], str | None]:
     return hookfile.parse_settings(path, raw), raw
 
 
-def _json_text(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def _json_text(data: dict[str, Any], indent: int | str = 2) -> str:
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
 
 
 def _state_path(env: Mapping[str, str] | None) -> Path:
@@ -203,80 +212,83 @@ def _unwrap(doc: Any) -> Any:
 # --------------------------------------------------------------------------- install / remove
 
 
+def _notes(doc: Any, hooks: dict[str, Any], hpath: Path, cpath: Path) -> list[str]:
+    """What the user must know: untrusted hooks, hooks turned off, a deprecated flag,
+    hooks in config.toml as well."""
+    from memloom.agents.codex.trust import TRUSTED, memloom_trust
+
+    notes: list[str] = []
+    trust_by_event = memloom_trust(hooks, hpath, cpath, is_memloom_hook)
+    if any(v != TRUSTED for v in trust_by_event.values()):
+        notes.append(TRUST_NOTE)
+    features = doc.get("features")
+    if _flag_state(features) is False:
+        notes.append(
+            f"{cpath} turns Codex hooks off ([features] {' / '.join(FEATURE_KEYS)} = false): "
+            "memloom's hooks will not run until you enable them."
+        )
+    elif isinstance(features, dict) and FEATURE_KEY in features:
+        notes.append(
+            f"{cpath} sets [features] {FEATURE_KEY}, which Codex reports as deprecated "
+            "on every run: rename it to hooks (memloom leaves your settings alone)."
+        )
+    inline = doc.get("hooks")
+    if isinstance(inline, dict) and any(k != "state" for k in inline):
+        notes.append(
+            f"{cpath} defines hooks too; Codex warns when one layer has hooks in both "
+            "files: consider moving them to hooks.json."
+        )
+    return notes
+
+
 def install(
     command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
 ) -> CodexHooksChange:
     """Add memloom's hooks (``Stop``; with ``recall`` also ``UserPromptSubmit`` and
-    ``SessionStart``) and, where needed, the feature flag. Checks both files before
-    changing either."""
-    import tomlkit
-
+    ``SessionStart``) and take out the flag an older memloom added. Checks both
+    files before changing either."""
     hpath, cpath = hooks_path(env), config_path(env)
     data, hraw = _load_json(hpath)
     ctext = _read_text(cpath)
     doc = _parse_toml(cpath, ctext)
     state = _load_state(env)
     wanted = _wanted(command, recall)
-    notes: list[str] = []
 
-    # hooks.json
     current = dict(data.get("hooks") or {})
     hooks_changed = _memloom_handlers(current) != wanted
+    hooks = current
+    backup = None
     if hooks_changed:
         hooks = _strip(current)
         for event, handlers in wanted.items():
             hooks[event] = [*hooks.get(event, []), {"hooks": handlers}]
-        new_data = {**data, "hooks": hooks}
-    else:
-        new_data = data
-
-    # config.toml: the feature flag
-    new_ctext = ctext
-    flag = _flag_state(doc.get("features"))
-    config_state = dict(state.get("config") or {})
-    if flag is None:
-        created_table = "features" not in doc
-        if created_table:
-            doc["features"] = tomlkit.table()
-        doc["features"][FEATURE_KEY] = True
-        new_ctext = tomlkit.dumps(doc)
-        config_state = {
-            "added_key": FEATURE_KEY,
-            "created_table": created_table,
-            "created_file": ctext is None,
-        }
-    elif flag is False:
-        notes.append(
-            f"{cpath} turns Codex hooks off ([features] {' / '.join(FEATURE_KEYS)} = false): "
-            "memloom's hooks will not run until you enable them."
-        )
-
-    changed = hooks_changed or new_ctext != ctext
-    backup = config_backup = None
-    if hooks_changed:
         if "hooks_json" not in state:  # what hooks.json was before memloom first touched it
             state["hooks_json"] = {
                 "created": hraw is None,
                 "original_sha256": None if hraw is None else _sha(hraw),
             }
         backup = hookfile.backup_once(hpath)
-        hookfile.write_atomic(hpath, _json_text(new_data))
-    if new_ctext != ctext and new_ctext is not None:
-        config_state["original_sha256"] = None if ctext is None else _sha(ctext)
-        config_backup = hookfile.backup_once(cpath)
-        hookfile.write_atomic(cpath, new_ctext)
-        state["config"] = config_state
-    if changed:
+        indent = hookfile.json_indent(hraw)
+        hookfile.write_atomic(hpath, _json_text({**data, "hooks": hooks}, indent))
+
+    config_changed = _remove_flag(cpath, state)  # an older memloom's flag
+    migrated = "config" in state
+    state.pop("config", None)
+    if config_changed:
+        doc = _parse_toml(cpath, _read_text(cpath))
+    if hooks_changed or migrated:
         hookfile.write_atomic(_state_path(env), _json_text(state))
-        notes.insert(0, TRUST_NOTE)
+    notes = _notes(doc, hooks, hpath, cpath)
+    if config_changed:
+        notes.append(LEGACY_FLAG_NOTE)
     return CodexHooksChange(
         settings_path=hpath,
         backup_path=backup,
-        changed=changed,
+        changed=hooks_changed or config_changed,
         events=list(wanted),
         config_path=cpath,
-        config_backup=config_backup,
-        config_changed=new_ctext != ctext,
+        config_backup=None,
+        config_changed=config_changed,
         notes=notes,
     )
 
@@ -323,7 +335,8 @@ def _remove_hooks_json(path: Path, state: dict[str, Any]) -> bool:
             return False
         return before == new or (not hooks and before == {**new, "hooks": {}})
 
-    _write_or_restore(path, _json_text(new), info.get("original_sha256"), same)
+    new_text = _json_text(new, hookfile.json_indent(raw))
+    _write_or_restore(path, new_text, info.get("original_sha256"), same)
     return True
 
 
@@ -403,3 +416,20 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
     except (OSError, ValueError, UnicodeDecodeError):
         disabled = False
     return {**found, "readable": True, "feature_disabled": disabled}
+
+
+def trust(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Per Codex event holding one of memloom's hooks, whether Codex will run it:
+    ``trusted``, ``untrusted``, ``modified`` (trusted before it changed) or
+    ``disabled`` (:func:`memloom.agents.codex.trust.memloom_trust`); ``{}`` when
+    none is installed or hooks.json cannot be read."""
+    from memloom.agents.codex.trust import memloom_trust
+
+    try:
+        data, _ = _load_json(hooks_path(env))
+    except SettingsError:
+        return {}
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return {}
+    return memloom_trust(hooks, hooks_path(env), config_path(env), is_memloom_hook)
