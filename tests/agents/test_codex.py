@@ -170,6 +170,23 @@ def test_injected_blocks_never_in_units(tag):
             assert mark not in u.text, (tag, u.start_line, mark)
 
 
+def test_the_rollout_of_the_pinned_codex_0_169_keeps_typed_text_only():
+    """Written by the real Codex 0.169.0 with memloom connected
+    (scripts/regen_agent_fixtures.py codex): memloom's context arrives as developer
+    messages, the tool call's output (an ``ls``) is a function_call_output; neither
+    is read, and the resumed turns (no second session_meta) are."""
+    (path,) = (FIX / "e2e-0.169.0").rglob("rollout-*.jsonl")
+    doc = json.loads((FIX / "e2e-0.169.0" / "fixture.json").read_text())
+    res = parse_rollout(path, final=True)
+    assert [u.text for u in res.units if u.role == "user"] == doc["prompts"]
+    assert [u.text for u in res.units if u.role == "assistant"] == [doc["answer"]] * 3
+    for u in res.units:
+        for mark in (*doc["injected"], doc["tool_output"], *INJECTED_MARKS):
+            assert mark not in u.text, (u.start_line, mark)
+    assert res.malformed == 0 and res.end_offset == path.stat().st_size
+    assert len(res.units) + sum(res.dropped.values()) == res.records
+
+
 def test_typed_prompts_are_the_event_texts_and_each_once():
     """In a real rollout the kept prompts are exactly the event_msg user_message texts,
     and each message is read once although Codex writes it twice."""
