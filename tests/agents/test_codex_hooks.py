@@ -234,3 +234,34 @@ def test_status_shows_whether_codex_trusts_memloom_s_hooks(tmp_path, monkeypatch
     _trust_all(Path(env["CODEX_HOME"]))
     trust = agents_summary()["codex"]["trust"]
     assert _trust_line(trust) == "hooks trusted"
+
+
+def test_disconnect_forgets_the_trust_codex_recorded_for_memloom_s_hooks(tmp_path):
+    env = _env(tmp_path)
+    home = Path(env["CODEX_HOME"])
+    home.mkdir()
+    mine = '[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:0"\n'
+    (home / "config.toml").write_text(CONFIG + "\n" + mine)
+    original = (home / "config.toml").read_text()
+    agent = Codex()
+    agent.install_hooks("memloom", env=env)
+    _trust_all(home)  # as /hooks records it
+    assert set(agent.hook_trust(env).values()) == {"trusted"}
+    removed = agent.remove_hooks(env)
+    assert removed.changed and removed.config_changed
+    text = (home / "config.toml").read_text()
+    assert "hooks.json:stop:0:0" in text and str(home) not in text  # only memloom's went
+    assert text == original
+
+
+def test_disconnect_keeps_trust_that_is_not_memloom_s(tmp_path):
+    env = _env(tmp_path)
+    home = Path(env["CODEX_HOME"])
+    home.mkdir()
+    agent = Codex()
+    agent.install_hooks("memloom", recall=False, env=env)
+    key = codex_trust.hook_key(home / "hooks.json", "Stop", 0, 0)
+    other = f'[hooks.state."{key}"]\ntrusted_hash = "sha256:someone-else"\n'
+    (home / "config.toml").write_text(other)  # a hash that is not memloom's handler's
+    agent.remove_hooks(env)
+    assert (home / "config.toml").read_text() == other

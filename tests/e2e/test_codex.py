@@ -141,6 +141,7 @@ def test_hook_trust_is_what_codex_computes_and_status_shows_it(sandbox: Sandbox)
     driver = Codex(bypass_trust=False)  # as a user runs Codex
     driver.configure(sandbox)
     config, _ = driver.seed_user_config(sandbox)
+    original = config.read_text()
     sandbox.memloom("connect", "codex", "--all")
     sandbox.save(FACT)
 
@@ -173,6 +174,9 @@ def test_hook_trust_is_what_codex_computes_and_status_shows_it(sandbox: Sandbox)
     answered(run)
     assert "5433" in run.sent, "trusted hooks did not inject the memory"
     assert "hook: UserPromptSubmit" in run.stderr
+
+    sandbox.memloom("disconnect", "codex")  # the trust recorded for memloom's hooks goes too
+    assert config.read_text() == original
 
 
 def test_the_rollout_keeps_memloom_s_context_in_developer_messages_only(sandbox: Sandbox):

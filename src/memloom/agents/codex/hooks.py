@@ -28,7 +28,9 @@ the hooks will not run, the deprecated name a note to rename it.
 **Trust.** Codex runs a new or changed hook only after the user trusts it in
 ``/hooks`` and skips an untrusted one silently, so every install whose memloom
 hooks are not all trusted carries :data:`TRUST_NOTE`; :func:`trust` reads the
-trust Codex recorded in ``config.toml`` (:mod:`memloom.agents.codex.trust`).
+trust Codex recorded in ``config.toml`` (:mod:`memloom.agents.codex.trust`), and
+``remove`` takes out of it the ``[hooks.state]`` entries that trust memloom's
+removed handlers (only those whose ``trusted_hash`` is the handler's).
 
 The merge keeps every other key and hook, writes a one-time backup of each file
 it changes (``<file>.memloom-backup``), is idempotent, refuses a file it cannot
@@ -374,12 +376,65 @@ def _remove_flag(path: Path, state: dict[str, Any]) -> bool:
     return True
 
 
+def _trusted_entries(hpath: Path) -> list[tuple[str, int, int, str]]:
+    """memloom's handlers in hooks.json, as :func:`memloom.agents.codex.trust.memloom_handlers`."""
+    from memloom.agents.codex.trust import memloom_handlers
+
+    try:
+        data, _ = _load_json(hpath)
+    except SettingsError:
+        return []
+    hooks = data.get("hooks")
+    return list(memloom_handlers(hooks, is_memloom_hook)) if isinstance(hooks, dict) else []
+
+
+def _forget_trust(hpath: Path, cpath: Path, entries: list[tuple[str, int, int, str]]) -> bool:
+    """Take out of config.toml the trust Codex recorded for memloom's removed handlers
+    (``[hooks.state."<key>"]`` whose ``trusted_hash`` is that handler's): nothing of
+    them is left behind, and a later hook at the same place is not trusted by it."""
+    import tomlkit
+
+    from memloom.agents.codex.trust import state_key
+
+    text = _read_text(cpath) if entries else None
+    if text is None:
+        return False
+    doc = _parse_toml(cpath, text)
+    hooks = doc.get("hooks")
+    states = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(states, dict):
+        return False
+    gone = set()
+    for event, g, h, digest in entries:
+        key = state_key(states, hpath, event, g, h)
+        entry = states.get(key) if key is not None else None
+        if isinstance(entry, dict) and entry.get("trusted_hash") == digest:
+            gone.add(key)
+    if not gone:
+        return False
+    for key in gone:
+        del states[key]
+    if not states:
+        del hooks["state"]
+    if not hooks:
+        del doc["hooks"]
+    new_text = tomlkit.dumps(doc)
+    if new_text.endswith("\n\n"):  # the blank line that stood before the tables taken out
+        new_text = new_text.rstrip("\n") + "\n"
+    hookfile.write_atomic(cpath, new_text)
+    return True
+
+
 def remove(env: Mapping[str, str] | None = None) -> CodexHooksChange:
-    """Take out exactly memloom's handlers, and the feature flag only if memloom added it."""
+    """Take out exactly memloom's handlers, the trust Codex recorded for them, and the
+    feature flag only if memloom added it."""
     hpath, cpath = hooks_path(env), config_path(env)
     state = _load_state(env)
+    entries = _trusted_entries(hpath)
     hooks_changed = _remove_hooks_json(hpath, state)
     config_changed = _remove_flag(cpath, state)
+    if hooks_changed:
+        config_changed = _forget_trust(hpath, cpath, entries) or config_changed
     spath = _state_path(env)
     if spath.exists():
         spath.unlink()

@@ -34,7 +34,7 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,9 @@ __all__ = [
     "hook_hash",
     "hook_key",
     "hook_states",
+    "memloom_handlers",
     "memloom_trust",
+    "state_key",
 ]
 
 TRUSTED = "trusted"
@@ -111,17 +113,34 @@ def _same_file(a: str, b: Path) -> bool:
         return False
 
 
-def _state_of(
-    states: Mapping[str, Mapping[str, Any]], hooks_file: Path, event: str, g: int, h: int
-) -> Mapping[str, Any] | None:
-    exact = states.get(hook_key(hooks_file, event, g, h))
-    if exact is not None:
+def state_key(
+    states: Mapping[str, Any], hooks_file: Path, event: str, g: int, h: int
+) -> str | None:
+    """The key under which ``states`` holds the handler, if any: exactly
+    :func:`hook_key`, or the same file under another spelling of its path."""
+    exact = hook_key(hooks_file, event, g, h)
+    if exact in states:
         return exact
-    tail = f":{event_label(event)}:{g}:{h}"  # the same file under another spelling
-    for key, state in states.items():
+    tail = f":{event_label(event)}:{g}:{h}"
+    for key in states:
         if key.endswith(tail) and _same_file(key[: -len(tail)], hooks_file):
-            return state
+            return key
     return None
+
+
+def memloom_handlers(
+    hooks: Mapping[str, Any], is_memloom: Callable[[Any], bool]
+) -> Iterator[tuple[str, int, int, str]]:
+    """``(event, group index, handler index, hash)`` of each memloom handler in
+    ``hooks`` (hooks.json's ``hooks``)."""
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        for g, group in enumerate(groups):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if is_memloom(handler):
+                    yield event, g, h, hook_hash(event, handler, group.get("matcher"))
 
 
 def memloom_trust(
@@ -136,22 +155,16 @@ def memloom_trust(
     states = hook_states(config_file)
     rank = {TRUSTED: 0, MODIFIED: 1, UNTRUSTED: 2, DISABLED: 3}
     out: dict[str, str] = {}
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            continue
-        for g, group in enumerate(groups):
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
-                if not is_memloom(handler):
-                    continue
-                state = _state_of(states, hooks_file, event, g, h) or {}
-                trusted = state.get("trusted_hash")
-                if state.get("enabled") is False:
-                    status = DISABLED
-                elif trusted == hook_hash(event, handler, group.get("matcher")):
-                    status = TRUSTED
-                else:
-                    status = MODIFIED if isinstance(trusted, str) else UNTRUSTED
-                if rank[status] >= rank.get(out.get(event, TRUSTED), 0):
-                    out[event] = status
+    for event, g, h, digest in memloom_handlers(hooks, is_memloom):
+        key = state_key(states, hooks_file, event, g, h)
+        state = states[key] if key is not None else {}
+        trusted = state.get("trusted_hash")
+        if state.get("enabled") is False:
+            status = DISABLED
+        elif trusted == digest:
+            status = TRUSTED
+        else:
+            status = MODIFIED if isinstance(trusted, str) else UNTRUSTED
+        if rank[status] >= rank.get(out.get(event, TRUSTED), 0):
+            out[event] = status
     return out
