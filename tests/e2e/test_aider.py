@@ -18,13 +18,16 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.drivers import DRIVERS
-from tests.e2e.harness import Sandbox, snapshot
+from tests.e2e.harness import Driver, Sandbox, snapshot
 from tests.e2e.model import ANSWER
 
 TYPED = "REMEMBER: deploys of the shop go through ArgoCD on Fridays"
 LATER = "REMEMBER: the shop's cache is Redis 7 on port 6380"
 
-pytestmark = pytest.mark.skipif("aider" not in DRIVERS, reason="no Aider driver")
+#: Parametrized, so that the suite's matrix (conftest.py) files these checks under Aider.
+aider_only = pytest.mark.parametrize(
+    "driver", [DRIVERS[n] for n in ("aider",) if n in DRIVERS], ids=lambda d: d.name
+)
 
 
 def distilled(sb: Sandbox, since: int) -> list[str]:
@@ -37,8 +40,9 @@ def calls(sb: Sandbox) -> int:
     return len(sb.memloom_llm.payloads.get("memloom_distill", []))
 
 
-def test_the_sweep_distills_the_history_aider_wrote(sandbox: Sandbox):
-    aider = DRIVERS["aider"]
+@aider_only
+def test_the_sweep_distills_the_history_aider_wrote(driver: Driver, sandbox: Sandbox):
+    aider = driver
     aider.configure(sandbox)
     user_files = aider.seed_user_config(sandbox)
     before_files = snapshot(user_files)
@@ -87,9 +91,10 @@ def test_the_sweep_distills_the_history_aider_wrote(sandbox: Sandbox):
     assert snapshot(user_files) == before_files
 
 
-def test_a_history_still_being_written_waits_for_the_quiet_period(sandbox: Sandbox):
+@aider_only
+def test_a_history_still_being_written_waits_for_the_quiet_period(driver: Driver, sandbox: Sandbox):
     """The sweep leaves a history written in the last 5 minutes (Aider has no end marker)."""
-    aider = DRIVERS["aider"]
+    aider = driver
     aider.configure(sandbox)
     sandbox.memloom("connect", "aider", "--json")
     assert aider.run(sandbox, TYPED).returncode == 0
