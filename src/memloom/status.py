@@ -42,6 +42,10 @@ def _event(e: tuple[str, str | None, float] | None) -> dict[str, Any] | None:
     return {"kind": e[0], "detail": e[1], "at": e[2], "at_text": _when(e[2])}
 
 
+#: What an adapter's ``installed_hooks`` says besides which hooks are in.
+_NOT_HOOKS = ("readable", "feature_disabled")
+
+
 def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Per agent memloom can read: whether its home exists, which hooks are in (for
     Codex, ``trust``: whether Codex will run each, :meth:`Codex.hook_trust`) and,
@@ -63,11 +67,13 @@ def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str,
             "source": agent.name,
             "found": agent.found(),
             "home": str(agent.home()) if agent.found() else None,
-            "hooks": {k: v for k, v in hooks.items() if k != "readable"},
+            "hooks": {k: v for k, v in hooks.items() if k not in _NOT_HOOKS},
             "settings": where,
         }
+        if hooks.get("feature_disabled"):  # Codex: config.toml turns hooks off
+            out[name]["hooks_disabled"] = True
         trust = getattr(agent, "hook_trust", None)  # Codex: skips untrusted hooks silently
-        if trust is not None and any(v for k, v in hooks.items() if k != "readable"):
+        if trust is not None and any(out[name]["hooks"].values()):
             try:
                 out[name]["trust"] = trust()
             except (OSError, ValueError) as exc:

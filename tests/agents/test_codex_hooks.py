@@ -265,3 +265,27 @@ def test_disconnect_keeps_trust_that_is_not_memloom_s(tmp_path):
     (home / "config.toml").write_text(other)  # a hash that is not memloom's handler's
     agent.remove_hooks(env)
     assert (home / "config.toml").read_text() == other
+
+
+def test_hooks_turned_off_in_config_toml_are_not_a_hook_in_status(tmp_path, monkeypatch):
+    """``feature_disabled`` is not listed as an installed hook, and does not keep
+    capture on after the last agent is disconnected."""
+    from memloom.cli.capture import _quiet
+    from memloom.status import agents_summary
+
+    env = _env(tmp_path)
+    home = Path(env["CODEX_HOME"])
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", env["CODEX_HOME"])
+    (home / "config.toml").write_text("[features]\nhooks = false\n")
+    Codex().install_hooks("memloom", env=env)
+    doc = agents_summary()["codex"]
+    assert doc["hooks_disabled"] is True and "feature_disabled" not in doc["hooks"]
+    Codex().remove_hooks(env)
+    doc = agents_summary()["codex"]
+    assert not any(doc["hooks"].values()) and "trust" not in doc
+
+    def installed(agent: str) -> dict[str, bool]:
+        return Codex().installed_hooks(env)
+
+    assert not any(_quiet(installed, "codex").values())

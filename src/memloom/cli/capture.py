@@ -125,7 +125,7 @@ def _quiet(installed: Callable[..., dict[str, bool]], agent: str) -> dict[str, b
         hooks = installed(agent=agent)
     except Exception:
         return {}
-    return {k: v for k, v in hooks.items() if k != "readable"}
+    return {k: v for k, v in hooks.items() if k not in ("readable", "feature_disabled")}
 
 
 def _register_agent(agent: str, label: str, installs: str) -> None:
@@ -347,6 +347,8 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
         if seen.get("last_import"):
             parts.append(f"last import {seen['last_import_text']}")
         out.print(f"  {name:<12}{'; '.join(parts)}", markup=False)
+        if a.get("hooks_disabled"):
+            out.print(f"  {'':<12}hooks turned OFF in the agent's config: they do not run")
         if a.get("trust"):
             out.print(f"  {'':<12}{_trust_line(a['trust'])}", markup=False)
         if seen.get("last_error"):
