@@ -29,6 +29,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "gemini
 JSON_2025 = FIXTURES / "Mai0313__VibeCodingTracker__examples__test_conversation_gemini@7bc2c73.json"
 JSON_2026 = FIXTURES / "Mai0313__VibeCodingTracker__examples__test_conversation_gemini@894772f.json"
 JSONL = FIXTURES / "Mai0313__VibeCodingTracker__tests__fixtures__sessions__gemini.jsonl"
+#: Written by the pinned Gemini CLI 0.61.0 in tests/e2e (README there): headless, another
+#: tool's SessionStart context, memloom's BeforeAgent context, then ``--resume latest``.
+RESUMED = FIXTURES / "gemini-cli-0.61.0__headless-resume-with-hook-context.jsonl"
 
 SID = "11111111-2222-4333-8444-555555555555"
 
@@ -130,8 +133,8 @@ def test_home_follows_gemini_cli_home(tmp_path, agent):
 
 @pytest.mark.parametrize(
     ("path", "users", "assistants"),
-    [(JSON_2026, 1, 1), (JSON_2025, 1, 10), (JSONL, 2, 2)],
-    ids=["gemini-json-2026", "gemini-json-2025", "gemini-jsonl"],
+    [(JSON_2026, 1, 1), (JSON_2025, 1, 10), (JSONL, 2, 2), (RESUMED, 2, 2)],
+    ids=["gemini-json-2026", "gemini-json-2025", "gemini-jsonl", "gemini-0.61-resumed"],
 )
 def test_fixture_counts(agent, path, users, assistants):
     res = agent.read(path, final=True)
@@ -251,6 +254,61 @@ def test_set_messages_checkpoint_rebuilds_the_list(agent):
     assert res.dropped["checkpoint_omitted"] == 2  # u1, g1
     assert res.dropped["checkpoint_synthetic"] == 2  # the summary turns
     assert res.dropped["checkpoint"] == 1 and res.dropped["patch"] == 1
+
+
+def test_a_resume_keeps_the_prompts_gemini_leaves_out_of_its_history(agent):
+    """Gemini CLI 0.61.0, resuming, checkpoints the history it rebuilt, which leaves out
+    every user message that starts with ``<hook_context>`` (another hook's SessionStart
+    context before the typed prompt, headless): the typed prompt is still read, without
+    any hook's context, in its place."""
+    res = agent.read(RESUMED, final=True)
+    assert [(u.role, u.text) for u in res.units] == [
+        (
+            "user",
+            "REMEMBER: deploys of the shop go through ArgoCD on Fridays. "
+            "Also which port does the staging database of the shop listen on?",
+        ),
+        ("assistant", "The tests run with make check."),
+        ("user", "and which port again?"),
+        ("assistant", "The tests run with make check."),
+    ]
+    assert [u.start_line for u in res.units] == [3, 5, 11, 13]
+    assert res.dropped["checkpoint_omitted"] == 0
+    text = RESUMED.read_text()
+    assert "OTHER-TOOL" in text and "5433" in text  # both hooks' context are in the file
+    assert not any("OTHER-TOOL" in u.text or "5433" in u.text for u in res.units)
+
+
+def test_a_checkpoint_with_a_summary_still_drops_what_it_leaves_out():
+    records = [
+        meta(),
+        user("u1", [{"text": "<hook_context>other</hook_context>\n\nold question"}]),
+        gemini("g1", "old answer"),
+        {"$set": {"messages": [user("sum", "<state_snapshot>s</state_snapshot>")]}},
+        {"$set": {"messages": [user("sum", "<state_snapshot>s</state_snapshot>")]}},
+        user("u2", "new question"),
+    ]
+    res = parse_bytes(jsonl(records))[0]
+    assert [u.uuid for u in res.units] == ["u2"]  # a compression: u1 is summarised away
+    assert res.dropped["checkpoint_omitted"] == 2
+
+
+def test_a_message_a_later_checkpoint_brings_back_is_read_once_in_its_place():
+    records = [
+        meta(),
+        user("u1", [{"text": "<hook_context>other</hook_context>\n\nfirst question"}]),
+        gemini("g1", "first answer"),
+        {"$set": {"messages": []}},  # resuming: the list starts empty
+        {"$set": {"messages": [gemini("g1", [{"text": "first answer"}])]}},
+        user("u2", "second question"),
+    ]
+    res = parse_bytes(jsonl(records))[0]
+    assert [(u.uuid, u.text, u.start_line) for u in res.units] == [
+        ("u1", "first question", 2),
+        ("g1", "first answer", 3),
+        ("u2", "second question", 6),
+    ]
+    assert res.dropped["checkpoint_omitted"] == 0
 
 
 def test_reemitted_id_last_write_wins_and_is_emitted_once():
@@ -591,7 +649,9 @@ def test_discover_paths_recognises_by_content(tmp_path, agent):
     assert found.skipped["sidecars"] == 1 and found.skipped["missing"] == 1
     assert agent.recognises(JSON_2026) and not agent.recognises(copilot)
     folder = agent.discover(DiscoverOptions(paths=[FIXTURES, FIXTURES / JSONL.name]))
-    assert len(folder.files) == 3  # each once
+    found_ids = [f.session_id for f in folder.files]
+    assert len(set(found_ids)) == len(found_ids)  # each session once (also e2e-*/ sessions)
+    assert {JSON_2025, JSON_2026, JSONL, RESUMED} <= {f.path for f in folder.files}
 
 
 # --------------------------------------------------------------------------- hooks
@@ -620,12 +680,7 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
     path.parent.mkdir()
     path.write_text(SETTINGS)
     change = agent.install_hooks("/opt/bin/memloom", env=env)
-    assert change.changed and change.events == [
-        "AfterAgent",
-        "SessionEnd",
-        "BeforeAgent",
-        "SessionStart",
-    ]
+    assert change.changed and change.events == ["AfterAgent", "SessionEnd", "BeforeAgent"]
     assert change.backup_path is not None and change.backup_path.read_text() == SETTINGS
     text = path.read_text()
     assert "// Gemini settings, with comments" in text and "/* keep me */" in text
@@ -648,14 +703,14 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
     assert data["hooks"]["BeforeAgent"][0]["hooks"][0]["command"].endswith(
         "hook prompt-recall --agent gemini"
     )
-    assert data["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 5000
+    assert data["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"] == 5000
+    assert "SessionStart" not in data["hooks"]  # the digest goes with the first prompt
     assert data["hooks"]["SessionEnd"][0]["hooks"][0]["name"] == "memloom-session-end"
     assert list(data) == ["theme", "hooks", "general"] and data["hooks"]["enabled"] is True
     assert agent.installed_hooks(env) == {
         "notify": True,
         "session_end": True,
         "prompt_recall": True,
-        "session_start": True,
         "readable": True,
     }
     assert not agent.install_hooks("/opt/bin/memloom", env=env).changed  # idempotent
@@ -672,7 +727,6 @@ def test_hooks_without_recall_and_a_new_command(tmp_path, agent):
     agent.install_hooks("memloom", recall=False, env=env)  # no settings.json yet
     state = agent.installed_hooks(env)
     assert state["notify"] and state["session_end"] and not state["prompt_recall"]
-    assert not state["session_start"]
     change = agent.install_hooks("/new/memloom", env=env)  # replaced, not doubled
     assert change.changed and change.backup_path is not None
     text = agent.settings_path(env).read_text()
@@ -785,9 +839,62 @@ def test_hook_payloads(tmp_path, agent):
         agent.parse_hook_payload({"session_id": "x"}, env)
 
 
+def test_prompt_text_is_the_typed_prompt_without_hook_context(agent):
+    """Gemini CLI 0.61.0 headless: BeforeAgent's ``prompt`` starts with the SessionStart
+    hooks' context; memloom's recall query is what the user typed."""
+    wrapped = "<hook_context>digest: pinned notes\n- x</hook_context>\n\nhow do I deploy?"
+    assert agent.prompt_text({"prompt": wrapped}) == "how do I deploy?"
+    assert agent.prompt_text({"prompt": "plain <hook_context> unclosed"}) == (
+        "plain <hook_context> unclosed"
+    )
+    assert agent.prompt_text({"prompt": "<hook_context>only</hook_context>"}) == ""
+    assert agent.prompt_text({}) is None
+    assert agents.get_agent("claude-code").prompt_text({"prompt": wrapped}) == wrapped
+
+
+@pytest.mark.parametrize(
+    ("event", "name"), [("prompt", "BeforeAgent"), ("session-start", "SessionStart")]
+)
+def test_context_is_hook_specific_output_json(agent, event, name):
+    out = json.loads(agent.format_context(event, "<memloom-context>\n- x\n</memloom-context>"))
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": name,
+            "additionalContext": "<memloom-context>\n- x\n</memloom-context>",
+        }
+    }
+    assert agent.format_context(event, "") == ""
+    assert agent.digest_with_prompt and not agents.get_agent("claude-code").digest_with_prompt
+
+
+def test_an_earlier_install_s_session_start_hook_is_taken_out(tmp_path, agent):
+    env = {"GEMINI_CLI_HOME": str(tmp_path)}
+    path = agent.settings_path(env)
+    path.parent.mkdir()
+    old = {
+        "type": "command",
+        "command": "/opt/bin/memloom hook session-start --agent gemini",
+        "name": "memloom-session-start",
+        "timeout": 5000,
+    }
+    mine = {"type": "command", "command": "my-start"}
+    doc = {"hooks": {"SessionStart": [{"matcher": "*", "hooks": [mine]}, {"hooks": [old]}]}}
+    path.write_text(json.dumps(doc, indent=2))
+    assert agent.install_hooks("/opt/bin/memloom", env=env).changed
+    data = json.loads(path.read_text())
+    assert data["hooks"]["SessionStart"] == [{"matcher": "*", "hooks": [mine]}]
+    assert "BeforeAgent" in data["hooks"]
+    path.write_text(json.dumps(doc, indent=2))
+    assert agent.remove_hooks(env).changed
+    assert json.loads(path.read_text())["hooks"]["SessionStart"] == [
+        {"matcher": "*", "hooks": [mine]}
+    ]
+
+
 def test_hook_path_is_standard_library_only():
     code = (
-        "import sys, memloom.agents.gemini.payload, memloom.agents.gemini.hooks; "
+        "import sys, memloom.agents.gemini.payload, memloom.agents.gemini.hooks, "
+        "memloom.agents.gemini.markup; "
         "print([m for m in ('numpy', 'pydantic') if m in sys.modules])"
     )
     src = str(Path(__file__).resolve().parents[2] / "src")
@@ -811,7 +918,9 @@ def test_parse_file_reports_meta():
 
 
 @pytest.mark.parametrize(
-    "path", [JSON_2025, JSON_2026, JSONL], ids=["json-2025", "json-2026", "jsonl"]
+    "path",
+    [JSON_2025, JSON_2026, JSONL, RESUMED],
+    ids=["json-2025", "json-2026", "jsonl", "resumed"],
 )
 def test_damaged_fixtures_never_raise(tmp_path, agent, path):
     import random

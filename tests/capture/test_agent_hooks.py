@@ -270,3 +270,61 @@ def test_another_agents_session_reaches_the_running_daemon(tmp_path):
             assert bad.status_code == 400 and "unknown agent" in bad.text
     finally:
         stop(daemon)
+
+
+#: A digest another hook's SessionStart gave (Gemini puts it before the prompt, headless):
+#: more than the 32 terms a recall query keeps, none about the deploy script.
+OTHER_DIGEST = " ".join(f"invoice{i} billing{i}" for i in range(30))
+
+
+def test_gemini_prompt_recall_queries_the_typed_prompt_not_the_hook_context(tmp_path, seeded_home):
+    """Gemini CLI 0.61.0 headless: BeforeAgent's ``prompt`` is the SessionStart context in
+    ``<hook_context>`` and then the typed prompt; the recall query is the typed prompt."""
+    typed = "where does the deploy script live?"
+    payload = {
+        "session_id": GEMINI_SID,
+        "transcript_path": "",
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "BeforeAgent",
+        "prompt": f"<hook_context>{OTHER_DIGEST}</hook_context>\n\n{typed}",
+    }
+    env = {"GEMINI_CLI_HOME": str(tmp_path / "g")}
+    res = hook(seeded_home, env, "prompt-recall", "--agent", "gemini", payload=payload)
+    assert "tools/deploy.sh" in json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]
+    only_context = {**payload, "session_id": "other", "prompt": "<hook_context>x</hook_context>"}
+    res = hook(seeded_home, env, "prompt-recall", "--agent", "gemini", payload=only_context)
+    assert res.stdout == ""  # nothing typed: no recall
+
+
+def test_gemini_gets_the_digest_with_its_first_prompt_once(tmp_path, seeded_home):
+    """Gemini keeps no session-start context in a resumed session (and headless it put
+    it before the typed prompt): the session-start hook prints nothing, the first
+    BeforeAgent gives the digest and the memories, a later one neither again."""
+    m = memloom.open(home=str(seeded_home))
+    try:
+        m.store(
+            {"entries": [{"text": "Always run make lint before a commit", "type": "preference"}]}
+        )
+    finally:
+        m.close()
+    env = {"GEMINI_CLI_HOME": str(tmp_path / "g")}
+    base = {"session_id": GEMINI_SID, "transcript_path": "", "cwd": "/home/dev/acme"}
+    start = {**base, "hook_event_name": "SessionStart", "source": "startup"}
+    assert hook(seeded_home, env, "session-start", "--agent", "gemini", payload=start).stdout == ""
+    prompt = {
+        **base,
+        "hook_event_name": "BeforeAgent",
+        "prompt": "where does the deploy script live?",
+    }
+    res = hook(seeded_home, env, "prompt-recall", "--agent", "gemini", payload=prompt)
+    out = json.loads(res.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "BeforeAgent"
+    text = out["additionalContext"]
+    assert "make lint" in text and "tools/deploy.sh" in text
+    assert text.index("make lint") < text.index("tools/deploy.sh")  # the digest first
+    assert text.count("<memloom-context>") == 2
+    again = hook(seeded_home, env, "prompt-recall", "--agent", "gemini", payload=prompt)
+    assert again.stdout == ""  # each memory once per session
+    claude_start = {**start, "session_id": "claude-session"}
+    claude = hook(seeded_home, {}, "session-start", payload=claude_start)  # others: unchanged
+    assert "make lint" in claude.stdout

@@ -58,6 +58,8 @@ class AgentAdapter:
     reader: ClassVar[str] = ""
     #: Ledger rows keyed ``"<prefix>:<session id>"``; empty: by the file's path.
     ledger_prefix: ClassVar[str] = ""
+    #: See :attr:`memloom.agents.base.Agent.digest_with_prompt`.
+    digest_with_prompt: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -143,6 +145,11 @@ class AgentAdapter:
 
     def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
         return self.part("hooks:installed")(env)
+
+    def prompt_text(self, payload: Mapping[str, Any]) -> Any:
+        """What the user typed, from the prompt hook's ``payload`` (the recall query):
+        its ``prompt`` as it is (override for an agent that puts other text in it)."""
+        return payload.get("prompt")
 
     def format_context(self, event: str, text: str) -> str:
         """The hook's stdout for ``text``: as it is (override for an agent that wants JSON)."""

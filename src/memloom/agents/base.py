@@ -161,6 +161,10 @@ class Agent(Protocol):
     #: already distilled from it are not sent again. Otherwise a file whose bytes
     #: changed is distilled again in full (the ledger's "rewritten").
     rereads_whole: bool
+    #: The session-start digest goes out with the session's first prompt instead
+    #: (the prompt hook gives it; the session-start hook prints nothing): the agent
+    #: does not keep session-start context in a resumed session's history (Gemini).
+    digest_with_prompt: bool
 
     def home(self, env: Env | None = None) -> Path:
         """The agent's configuration folder (from its environment variable, else the default)."""
@@ -244,6 +248,11 @@ class Agent(Protocol):
 
     def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
         """Which of memloom's hooks are installed (``readable`` False: settings unreadable)."""
+        ...
+
+    def prompt_text(self, payload: Mapping[str, Any]) -> Any:
+        """What the user typed, from the prompt hook's stdin ``payload``: the recall
+        query (an agent may have put other text, e.g. earlier hooks' context, around it)."""
         ...
 
     def format_context(self, event: Literal["prompt", "session-start"], text: str) -> str:

@@ -58,11 +58,16 @@ def notify(home: Path, agent: str) -> None:
 
 def prompt_recall(home: Path, agent: str) -> str:
     """The memories relevant to this prompt that this session was not shown yet, within
-    ``[recall] prompt_tokens``; nothing at all when none passes the threshold."""
+    ``[recall] prompt_tokens``; nothing at all when none passes the threshold.
+
+    For an agent whose session-start context does not last (``digest_with_prompt``),
+    the session's digest comes first, with the first prompt: its memories are then
+    recorded as shown like the others, so the digest is given once."""
     from memloom.agents import get_agent
     from memloom.capture.prompt import (
         PROMPT_MEMORIES,
         format_block,
+        format_digest,
         fresh_within,
         hook_query,
         keyword_recall,
@@ -73,7 +78,8 @@ def prompt_recall(home: Path, agent: str) -> str:
     from memloom.config import load_settings
 
     payload = _read_stdin()
-    prompt = payload.get("prompt")
+    adapter = get_agent(agent)
+    prompt = adapter.prompt_text(payload)  # what was typed, without the agent's wrapping
     if not wants_recall(prompt):
         return ""
     scope = load_scope(home)
@@ -98,8 +104,19 @@ def prompt_recall(home: Path, agent: str) -> str:
         budget = recall_tokens(settings.raw, "prompt_tokens")
         return fresh_within(memories, seen, PROMPT_MEMORIES, budget)
 
-    block = format_block(_once_per_session(home, settings, payload, pick))
-    return get_agent(agent).format_context("prompt", block) if block else ""
+    digest: list[Any] = []
+
+    def pick_both(seen: set[str]) -> list[Any]:
+        digest[:] = _digest(home, settings, project, seen)
+        return digest + pick(seen | {str(m["id"]) for m in digest})
+
+    if adapter.digest_with_prompt:
+        shown = _once_per_session(home, settings, payload, pick_both)
+        parts = [format_digest(digest), format_block(shown[len(digest) :])]
+        block = "\n".join(part for part in parts if part)
+    else:
+        block = format_block(_once_per_session(home, settings, payload, pick))
+    return adapter.format_context("prompt", block) if block else ""
 
 
 def _once_per_session(
@@ -126,22 +143,30 @@ def session_start(home: Path, agent: str) -> str:
     procedures) within ``[recall] digest_tokens``, each memory once per session: what it
     shows, prompt-time recall will not show again."""
     from memloom.agents import get_agent
-    from memloom.capture.prompt import digest_memories, format_digest, fresh_within, recall_tokens
+    from memloom.capture.prompt import format_digest
     from memloom.capture.scope import load_scope
     from memloom.config import load_settings
 
     payload = _read_stdin()
-    if not load_scope(home).recall:
-        return ""
+    adapter = get_agent(agent)
+    if adapter.digest_with_prompt or not load_scope(home).recall:
+        return ""  # the prompt hook gives the digest (an older install may still call this)
     settings = load_settings(home)
     project = payload.get("cwd") or None
-    budget = recall_tokens(settings.raw, "digest_tokens")
 
     def pick(seen: set[str]) -> list[Any]:
-        return fresh_within(digest_memories(home, project), seen, DIGEST_LIMIT, budget)
+        return _digest(home, settings, project, seen)
 
     block = format_digest(_once_per_session(home, settings, payload, pick))
-    return get_agent(agent).format_context("session-start", block) if block else ""
+    return adapter.format_context("session-start", block) if block else ""
+
+
+def _digest(home: Path, settings: Any, project: str | None, seen: set[str]) -> list[Any]:
+    """The digest's memories this session was not shown yet, within ``[recall] digest_tokens``."""
+    from memloom.capture.prompt import digest_memories, fresh_within, recall_tokens
+
+    budget = recall_tokens(settings.raw, "digest_tokens")
+    return fresh_within(digest_memories(home, project), seen, DIGEST_LIMIT, budget)
 
 
 #: The most memories a digest lists (its token budget usually stops it first).

@@ -11,7 +11,7 @@ are standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,11 @@ class GeminiCli(AgentAdapter):
 
     Ledger identity: ``gemini:<sessionId>``: resume converts ``.json`` to ``.jsonl``
     and Gemini migrates project folders, but the session id stays.
+
+    Context (checked against the real Gemini CLI 0.61.0, tests/e2e): hooks answer with
+    JSON only (:meth:`format_context`); the digest goes with the first prompt
+    (:attr:`digest_with_prompt`); the recall query is the typed prompt without the
+    ``<hook_context>`` blocks Gemini put in it (:meth:`prompt_text`).
     """
 
     name = "gemini-cli"
@@ -47,6 +52,11 @@ class GeminiCli(AgentAdapter):
     transcripts_at = "home:tmp_dir"
     settings_at = "home:settings_path"
     ledger_prefix = "gemini"
+    #: Gemini keeps no ``<hook_context>``-led message in a resumed session's history,
+    #: and in headless mode it puts SessionStart's context in front of the typed
+    #: prompt (so a resume dropped the user's first prompt along with the digest):
+    #: memloom's digest goes out on BeforeAgent, as an extra part after the prompt.
+    digest_with_prompt = True
 
     def __init__(self, candidate_roots: Iterable[str] = ()) -> None:
         self.candidate_roots: list[str] = list(candidate_roots)
@@ -81,6 +91,17 @@ class GeminiCli(AgentAdapter):
         """Gemini records no working directory: these are the roots whose sha256 may
         be a session's ``projectHash``."""
         self.candidate_roots = [str(r) for r in roots]
+
+    def prompt_text(self, payload: Mapping[str, Any]) -> Any:
+        """BeforeAgent's ``prompt`` less the ``<hook_context>`` blocks: in headless mode
+        Gemini puts the SessionStart context (memloom's digest) in front of the typed
+        prompt, and that would be the recall query (:mod:`.markup`)."""
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            return prompt
+        from memloom.agents.gemini.markup import without_hook_context
+
+        return without_hook_context(prompt).strip()
 
     def format_context(self, event: str, text: str) -> str:
         """``hookSpecificOutput.additionalContext`` on BeforeAgent / SessionStart (stdout

@@ -7,8 +7,13 @@ Gemini's hook shape (reference §2.4)::
 
 memloom adds one group per event: ``AfterAgent`` (once per turn) and
 ``SessionEnd`` (not awaited by Gemini: a backstop) run ``hook notify``;
-with recall, ``BeforeAgent`` runs ``hook prompt-recall`` and ``SessionStart``
-runs ``hook session-start``. Every command ends in ``--agent gemini``.
+with recall, ``BeforeAgent`` runs ``hook prompt-recall``, which also gives the
+session's digest with its first prompt. No ``SessionStart`` hook: Gemini drops
+a message that starts with ``<hook_context>`` from a resumed session's history,
+and in headless mode it puts SessionStart's context in front of the typed prompt,
+so the user's first prompt went with it (Gemini CLI 0.61.0). An older install's
+``SessionStart`` entry is still recognised, and removed on the next connect.
+Every command ends in ``--agent gemini``.
 
 The file is edited as text (:mod:`.jsonc`): comments, key order, indentation
 and every other hook keep their bytes, and removing memloom's entries gives
@@ -60,15 +65,10 @@ HOOKS: dict[str, tuple[str, str, int, bool, str]] = {
         True,
         "prompt_recall",
     ),
-    "SessionStart": (
-        "session-start",
-        "memloom-session-start",
-        RECALL_TIMEOUT_MS,
-        True,
-        "session_start",
-    ),
 }
-_NAMES = frozenset(spec[1] for spec in HOOKS.values())
+#: Handler names of earlier installs (taken out by connect and disconnect).
+LEGACY_NAMES = frozenset({"memloom-session-start"})
+_NAMES = frozenset(spec[1] for spec in HOOKS.values()) | LEGACY_NAMES
 _COMMAND_RE = re.compile(r"\bhook (?:notify|prompt-recall|session-start) --agent gemini\s*$")
 
 

@@ -26,7 +26,10 @@ Two formats, told apart by content (:func:`sniff`), not by name (reference §2.2
   ``start_line`` = the first line at which the message had text, ``end_line`` =
   the last message record that touched it (a checkpoint does not move it).
   Rewound and checkpoint-omitted messages are never emitted; messages a
-  checkpoint introduces (compression summaries) are synthetic and dropped.
+  checkpoint introduces (compression summaries) are synthetic and dropped. One
+  exception: a checkpoint that introduces nothing (a resume) keeps the user
+  messages it leaves out because they start with ``<hook_context>`` (Gemini
+  drops those from a resumed history, though the user typed a prompt in them).
 
 **Watermarks.** ``end_offset``/``lines_read`` are always for the whole file as
 read from byte 0 (an incomplete last JSONL line is left unread unless ``final``).
@@ -64,6 +67,7 @@ from typing import Any, BinaryIO
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
 from memloom.agents.files import open_regular
+from memloom.agents.gemini.markup import HOOK_CONTEXT_OPEN, remove_blocks, without_hook_context
 from memloom.agents.reading import check_watermark, end_within, safe_text
 
 __all__ = [
@@ -138,43 +142,16 @@ class Meta:
 # --------------------------------------------------------------------------- text
 
 
-def _remove_blocks(text: str, open_tag: str, close_tag: str, *, to_end: bool) -> str:
-    """Remove ``open_tag … close_tag`` blocks in linear time.
-
-    ``to_end``: an unclosed block runs to the end of the text; otherwise an
-    unclosed opening tag is left as it is.
-    """
-    out: list[str] = []
-    pos = 0
-    while True:
-        start = text.find(open_tag, pos)
-        if start < 0:
-            break
-        close = text.find(close_tag, start + len(open_tag))
-        if close < 0:
-            if to_end:
-                out.append(text[pos:start])
-                pos = len(text)
-            break
-        out.append(text[pos:start])
-        pos = close + len(close_tag)
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
-
-
 def _clean(text: str, *, user: bool) -> str:
     text = safe_text(text)
     if MEMLOOM_CONTEXT_OPEN in text:
-        text = _remove_blocks(text, MEMLOOM_CONTEXT_OPEN, MEMLOOM_CONTEXT_CLOSE, to_end=True)
+        text = remove_blocks(text, MEMLOOM_CONTEXT_OPEN, MEMLOOM_CONTEXT_CLOSE, to_end=True)
     if user:
-        if "<hook_context>" in text:
-            text = _remove_blocks(text, "<hook_context>", "</hook_context>", to_end=False)
+        text = without_hook_context(text)
         if "<session_context>" in text:
-            text = _remove_blocks(text, "<session_context>", "</session_context>", to_end=False)
+            text = remove_blocks(text, "<session_context>", "</session_context>", to_end=False)
         if _REFS_OPEN in text:
-            text = _remove_blocks(text, _REFS_OPEN, _REFS_CLOSE, to_end=True)
+            text = remove_blocks(text, _REFS_OPEN, _REFS_CLOSE, to_end=True)
     return text.strip()
 
 
@@ -280,6 +257,11 @@ class _Msg:
     last_line: int
     text_line: int = 0  # first line at which the message had unit text (0: never)
     synthetic: bool = False
+    hook_led: bool = False  # a user message whose content starts with <hook_context>
+    first_line: int = 0  # the line that first recorded it
+
+    def __post_init__(self) -> None:
+        self.first_line = self.first_line or self.last_line
 
 
 class _Fold:
@@ -287,6 +269,7 @@ class _Fold:
 
     def __init__(self) -> None:
         self.msgs: dict[str, _Msg] = {}
+        self.left_out: dict[str, _Msg] = {}  # omitted by a checkpoint (a later one may restore)
         self.meta = Meta()
         self.res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0))
         self.dropped = self.res.dropped
@@ -357,6 +340,7 @@ class _Fold:
             self.dropped["reemitted"] += 1
             m.role, m.text, m.reason, m.last_line = role, text, reason, line
             m.timestamp = _str(o.get("timestamp")) or m.timestamp
+        m.hook_led = _hook_led(o)
         if role is not None and not m.text_line:
             m.text_line = line
 
@@ -382,6 +366,7 @@ class _Fold:
             return
         self.dropped["checkpoint"] += 1
         rebuilt: dict[str, _Msg] = {}
+        known = True  # every message of the checkpoint was seen before
         for el in messages:
             if not isinstance(el, dict) or not isinstance(el.get("id"), str):
                 self.res.malformed += 1
@@ -389,7 +374,11 @@ class _Fold:
             mid = el["id"]
             role, text, reason = _classify(el)
             m = self.msgs.get(mid)
+            if m is None and mid in self.left_out:  # left out by an earlier checkpoint
+                m = self.left_out.pop(mid)
+                self.dropped["checkpoint_omitted"] -= 1
             if m is None:  # a turn the checkpoint made up (a compression summary)
+                known = False
                 m = _Msg(mid, role, text, reason, _str(el.get("timestamp")), line, synthetic=True)
             else:
                 m.role, m.text, m.reason = role, text, reason
@@ -397,7 +386,18 @@ class _Fold:
                 m.text_line = line
                 m.last_line = max(m.last_line, line)
             rebuilt[mid] = m
-        self.dropped["checkpoint_omitted"] += sum(1 for k in self.msgs if k not in rebuilt)
+        # Resuming, Gemini rebuilds the list without the user messages that start with
+        # <hook_context> (another hook's SessionStart context put before the prompt, in
+        # headless mode): not undone by the user, so kept where they were. A checkpoint
+        # that brings a new message (a compression summary) replaces what it leaves out.
+        kept = {k: m for k, m in self.msgs.items() if known and k not in rebuilt and m.hook_led}
+        for k, m in self.msgs.items():
+            if k not in rebuilt and k not in kept:
+                self.left_out[k] = m
+                self.dropped["checkpoint_omitted"] += 1
+        if kept:  # back in the order they were first recorded
+            rebuilt.update(kept)
+            rebuilt = dict(sorted(rebuilt.items(), key=lambda item: item[1].first_line))
         self.msgs = rebuilt
 
     def finish(self, start_line: int, seen: set[str] | None) -> ParseResult:
@@ -419,6 +419,14 @@ class _Fold:
                 units.append(Unit(m.role, m.text, m.text_line, end, safe_text(m.id), m.timestamp))  # type: ignore[arg-type]
         self.res.session_id = self.meta.session_id
         return self.res
+
+
+def _hook_led(rec: dict[str, Any]) -> bool:
+    """Whether Gemini leaves this record out of a resumed session's history: a user
+    message whose ``content`` starts with ``<hook_context>`` (Gemini CLI 0.61.0)."""
+    if rec.get("type") != "user":
+        return False
+    return _parts_text(rec.get("content"))[0].lstrip().startswith(HOOK_CONTEXT_OPEN)
 
 
 def _recover(s: str) -> dict[str, Any] | None:

@@ -1,0 +1,81 @@
+"""Gemini CLI 0.61.0: Gemini v1beta streamGenerateContent (SSE), hooks in ~/.gemini/settings.json.
+
+Reference: /work/shared/reference/agents-e2e.md §2.4. ``GOOGLE_GEMINI_BASE_URL``
+points it at the scripted model (which answers ``/v1beta/models/<m>:…`` by suffix);
+with that variable set the CLI picks the ``gateway`` auth type unless
+``security.auth.selectedType`` says ``gemini-api-key`` (exit 41 otherwise), and
+without ``GEMINI_CLI_TRUST_WORKSPACE`` it exits 55 in an untrusted folder. In
+headless mode the SessionStart hook's context is put in front of the prompt as
+``<hook_context>…</hook_context>``, and that whole text is BeforeAgent's ``prompt``.
+``--resume latest`` continues the last session headless; memloom gives Gemini its digest
+with the first prompt, so the resumed history holds both injections (a SessionStart
+context would lead that user message, and Gemini leaves such messages out of a resumed
+history): the "not injected twice" check sees them there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.harness import Driver, Sandbox
+
+#: The user's settings.json before memloom: JSONC (Gemini strips comments), the
+#: offline settings, and another tool's BeforeAgent hook.
+USER_SETTINGS = """\
+{
+  // my Gemini settings: keep it quiet and offline
+  "general": {
+    "enableAutoUpdate": false,
+    "enableAutoUpdateNotification": false
+  },
+  "privacy": { "usageStatisticsEnabled": false },
+  "telemetry": { "enabled": false },
+  "model": { "name": "gemini-2.5-pro" }, // pinned: no router calls
+  "security": { "auth": { "selectedType": "gemini-api-key" } },
+  /* another tool's hook */
+  "hooks": {
+    "BeforeAgent": [
+      {
+        "matcher": "*",
+        "hooks": [
+          { "name": "other-tool", "type": "command", "command": %s }
+        ]
+      }
+    ]
+  }
+}
+"""
+
+
+class GeminiCli(Driver):
+    name = "gemini"
+    binary = "gemini"
+
+    def settings(self, sb: Sandbox) -> Path:
+        return sb.home / ".gemini" / "settings.json"
+
+    def configure(self, sb: Sandbox) -> None:
+        pass  # the keys that keep it offline are the user's settings.json (seed_user_config)
+
+    def seed_user_config(self, sb: Sandbox) -> list[Path]:
+        path = self.settings(sb)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(USER_SETTINGS % json.dumps(self.other_hook_command(sb)))
+        return [path]
+
+    def run_env(self, sb: Sandbox) -> dict[str, str]:
+        return {
+            "GEMINI_API_KEY": "gemini-e2e-dummy",
+            "GOOGLE_GEMINI_BASE_URL": sb.model.url,
+            "GEMINI_TELEMETRY_ENABLED": "false",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        }
+
+    def command(self, sb: Sandbox, prompt: str, *, resume: bool = False) -> list[str]:
+        exe = str(sb.bins["npm"] / self.binary)
+        return [exe, *(["--resume", "latest"] if resume else []), "-p", prompt]
+
+    def session_files(self, sb: Sandbox) -> list[Path]:
+        root = sb.home / ".gemini" / "tmp"
+        return sorted(root.glob("*/chats/session-*.json*"), key=lambda p: p.stat().st_mtime)
