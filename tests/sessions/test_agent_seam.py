@@ -218,7 +218,7 @@ def test_an_aider_history_in_a_project_another_agent_knows_is_imported(
     repo.mkdir()
     claude = tmp_path / "claude"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    for var in ("CODEX_HOME", "COPILOT_HOME"):
+    for var in ("CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME"):
         monkeypatch.setenv(var, str(tmp_path / "absent" / var))
     sid = str(uuid.uuid4())
     session = write_session(
