@@ -168,6 +168,54 @@ def test_claude_code_prompt_recall_stays_plain_text(tmp_path, seeded_home):
     assert res.stdout.startswith("<memloom-context>") and "tools/deploy.sh" in res.stdout
 
 
+def test_copilot_prompt_recall_prints_a_top_level_additional_context(tmp_path, seeded_home):
+    """Copilot CLI 1.0.102's userPromptSubmitted input (camelCase, tests/e2e); only a
+    top-level ``additionalContext`` is injected, so that is all stdout holds."""
+    payload = {
+        "sessionId": "4f0a5210-3a25-4e11-ad1b-57cc61c13eaf",
+        "timestamp": 1796362893693,
+        "cwd": "/home/dev/acme",
+        "prompt": "where does the deploy script live?",
+    }
+    env = {"COPILOT_HOME": str(tmp_path / "copilot")}
+    res = hook(seeded_home, env, "prompt-recall", "--agent", "copilot", payload=payload)
+    doc = json.loads(res.stdout)
+    assert list(doc) == ["additionalContext"] and "tools/deploy.sh" in doc["additionalContext"]
+    again = hook(seeded_home, env, "prompt-recall", "--agent", "copilot", payload=payload)
+    assert again.stdout == ""  # once per session, keyed on sessionId
+
+
+def test_two_hooks_of_one_session_at_once_show_a_memory_once(tmp_path):
+    """Copilot runs sessionStart and userPromptSubmitted at the same time: both pick
+    before either records. The one that records a memory first shows it; the other
+    drops it (seen in tests/e2e: a pinned memory that fits the prompt went in twice)."""
+    from memloom.capture import hooks_cli
+    from memloom.config import load_settings
+
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = load_settings(home)
+    payload = {"sessionId": "s-1"}
+    pinned, fact = {"id": "m-pinned"}, {"id": "m-fact"}
+    inner: list[list[dict]] = []
+
+    def digest(seen: set[str]) -> list[dict]:
+        assert seen == set()
+        # The prompt hook runs meanwhile, sees nothing recorded yet, and records first.
+        inner.append(hooks_cli._once_per_session(home, settings, payload, lambda s: [pinned]))
+        return [pinned, fact]
+
+    shown = hooks_cli._once_per_session(home, settings, payload, digest)
+    assert inner == [[pinned]] and shown == [fact]
+    queue = CaptureQueue(home)
+    try:
+        assert queue.injected("s-1") == {"m-pinned", "m-fact"}
+        assert queue.record_injected("s-1", ["m-fact", "m-new"]) == {"m-new"}
+        assert queue.record_injected("s-2", ["m-fact"]) == {"m-fact"}  # another session
+    finally:
+        queue.close()
+
+
 @pytest.mark.parametrize(
     "args",
     [

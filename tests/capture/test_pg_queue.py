@@ -93,3 +93,16 @@ def test_daily_budget_is_shared_and_never_overspent(pg_url):
     assert other.budget_used("2026-11-30") == 0  # each owner has a budget of their own
     for q in [*queues, other]:
         q.close()
+
+
+def test_record_injected_returns_what_this_call_claimed(pg_url):
+    """Two hooks of one session that picked the same memory: only the first to record
+    it shows it (Copilot runs sessionStart and userPromptSubmitted at once)."""
+    q = PgCaptureQueue(pg_url, host="laptop")
+    assert q.record_injected("s-1", ["m-1", "m-2"]) == {"m-1", "m-2"}
+    assert q.record_injected("s-1", ["m-2", "m-3"]) == {"m-3"}
+    assert q.record_injected("s-2", ["m-2"]) == {"m-2"}
+    assert PgCaptureQueue(pg_url, host="laptop", owner="bob").record_injected("s-1", ["m-1"]) == {
+        "m-1"
+    }
+    assert q.injected("s-1") == {"m-1", "m-2", "m-3"}

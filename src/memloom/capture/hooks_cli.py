@@ -112,7 +112,9 @@ def prompt_recall(home: Path, agent: str) -> str:
 
     if adapter.digest_with_prompt:
         shown = _once_per_session(home, settings, payload, pick_both)
-        parts = [format_digest(digest), format_block(shown[len(digest) :])]
+        kept = {str(m["id"]) for m in shown}
+        first = [m for m in digest if str(m["id"]) in kept]  # what this call claimed
+        parts = [format_digest(first), format_block(shown[len(first) :])]
         block = "\n".join(part for part in parts if part)
     else:
         block = format_block(_once_per_session(home, settings, payload, pick))
@@ -123,7 +125,12 @@ def _once_per_session(
     home: Path, settings: Any, payload: dict[str, Any], pick: Callable[[set[str]], list[Any]]
 ) -> list[Any]:
     """``pick(seen)``: the memories to show, given those this agent session was shown
-    already; they are recorded as shown. Without a session id nothing is recorded."""
+    already; they are recorded as shown. Without a session id nothing is recorded.
+
+    Recording is the claim: of the picked memories only those this call recorded first
+    are shown. Copilot CLI runs its sessionStart and userPromptSubmitted hooks at the
+    same time, so both read the same ``seen``; without the claim a pinned memory that
+    fits the prompt went in twice (digest and prompt context)."""
     from memloom.capture.queues import open_queue
 
     session = payload.get("session_id") or payload.get("sessionId")
@@ -132,7 +139,8 @@ def _once_per_session(
     try:
         shown = pick(queue.injected(session) if session else set())
         if shown and session:
-            queue.record_injected(session, [str(m["id"]) for m in shown])
+            claimed = queue.record_injected(session, [str(m["id"]) for m in shown])
+            shown = [m for m in shown if str(m["id"]) in claimed]
     finally:
         queue.close()
     return shown

@@ -101,7 +101,8 @@ class JobQueue:
         """The memories the hooks already showed this agent session (never shown twice)."""
         raise NotImplementedError
 
-    def record_injected(self, session_id: str, memory_ids: list[str]) -> None:
+    def record_injected(self, session_id: str, memory_ids: list[str]) -> set[str]:
         """Remember what was shown to ``session_id``; records older than
-        :data:`INJECTED_TTL_S` of any session go at the same time."""
+        :data:`INJECTED_TTL_S` of any session go at the same time. Returns the ids
+        recorded by this call (not already recorded by another hook of the session)."""
         raise NotImplementedError

@@ -194,13 +194,17 @@ class PgCaptureQueue(JobQueue):
         ).fetchall()
         return {r[0] for r in rows}
 
-    def record_injected(self, session_id: str, memory_ids: list[str]) -> None:
+    def record_injected(self, session_id: str, memory_ids: list[str]) -> set[str]:
         now = time.time()
+        claimed: set[str] = set()
         with self.db.transaction():
             self.db.execute("DELETE FROM capture_injected WHERE at < %s", (now - INJECTED_TTL_S,))
             for mid in memory_ids:
-                self.db.execute(
+                cur = self.db.execute(
                     "INSERT INTO capture_injected (owner, session_id, memory_id, at) "
                     "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                     (self.owner, session_id, mid, now),
                 )
+                if cur.rowcount == 1:
+                    claimed.add(mid)
+        return claimed

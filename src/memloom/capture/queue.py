@@ -270,16 +270,21 @@ class CaptureQueue(JobQueue):
         ).fetchall()
         return {r[0] for r in rows}
 
-    def record_injected(self, session_id: str, memory_ids: list[str]) -> None:
+    def record_injected(self, session_id: str, memory_ids: list[str]) -> set[str]:
         now = time.time()
+        claimed: set[str] = set()
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.execute("DELETE FROM injected WHERE at < ?", (now - INJECTED_TTL_S,))
-            self.db.executemany(
-                "INSERT OR IGNORE INTO injected (session_id, memory_id, at) VALUES (?, ?, ?)",
-                [(session_id, mid, now) for mid in memory_ids],
-            )
+            for mid in memory_ids:
+                cur = self.db.execute(
+                    "INSERT OR IGNORE INTO injected (session_id, memory_id, at) VALUES (?, ?, ?)",
+                    (session_id, mid, now),
+                )
+                if cur.rowcount == 1:
+                    claimed.add(mid)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
+        return claimed
