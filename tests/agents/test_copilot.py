@@ -407,7 +407,8 @@ def test_hooks_round_trip_keeps_everything_else(tmp_path, agent, original):
     path.parent.mkdir(parents=True)
     path.write_bytes(original.encode("utf-8"))
     change = agent.install_hooks("/opt/bin/memloom", env=env)
-    assert change.changed and change.events == ["sessionEnd", "sessionStart"]
+    assert change.changed
+    assert change.events == ["sessionEnd", "sessionStart", "userPromptSubmitted"]
     assert change.backup_path is not None and change.backup_path.read_bytes() == original.encode()
     tree = hooks_mod.parse_jsonc(path.read_text(encoding="utf-8")).to_py()
     before = hooks_mod.parse_jsonc(original).to_py()
@@ -419,6 +420,12 @@ def test_hooks_round_trip_keeps_everything_else(tmp_path, agent, original):
         "timeoutSec": 10,
     }
     assert tree["hooks"]["sessionStart"][-1]["bash"].endswith("hook session-start --agent copilot")
+    # Copilot injects a userPromptSubmitted hook's top-level additionalContext (1.0.102).
+    assert tree["hooks"]["userPromptSubmitted"][-1] == {
+        "type": "command",
+        "bash": "/opt/bin/memloom hook prompt-recall --agent copilot",
+        "timeoutSec": 5,
+    }
     assert agent.installed_hooks(env) == {
         "notify": True,
         "session_start": True,
@@ -430,6 +437,7 @@ def test_hooks_round_trip_keeps_everything_else(tmp_path, agent, original):
     assert path.read_bytes() == installed
     assert agent.install_hooks("/opt/bin/memloom", recall=False, env=env).changed
     assert agent.installed_hooks(env)["session_start"] is False
+    assert agent.installed_hooks(env)["prompt_recall"] is False
     assert agent.install_hooks("/usr/bin/memloom", env=env).changed  # a new command replaces
     assert change.backup_path.read_bytes() == original.encode()  # the backup is one-time
     assert agent.remove_hooks(env).changed
@@ -443,7 +451,9 @@ def test_hooks_file_memloom_created_is_removed(tmp_path, agent):
     change = agent.install_hooks("memloom", env=env)
     assert change.backup_path is None
     doc = json.loads(change.settings_path.read_text())
-    assert doc["version"] == 1 and set(doc["hooks"]) == {"sessionEnd", "sessionStart"}
+    assert doc["version"] == 1
+    assert set(doc["hooks"]) == {"sessionEnd", "sessionStart", "userPromptSubmitted"}
+    assert change.notes == []  # memloom's own file is strict JSON: Copilot reads it
     assert agent.remove_hooks(env).changed and not change.settings_path.exists()
     assert agent.installed_hooks(env) == {
         "notify": False,
@@ -509,10 +519,103 @@ def test_session_end_payloads(tmp_path, agent):
         )
 
 
-def test_session_start_output_contract(agent):
+@pytest.mark.parametrize("event", ["session-start", "prompt"])
+def test_hook_output_is_a_top_level_additional_context(agent, event):
+    """Copilot CLI 1.0.102 injects only ``{"additionalContext": …}`` at the top level
+    (plain text and ``hookSpecificOutput`` are ignored), for sessionStart and
+    userPromptSubmitted alike (tests/e2e: the memory reached the model's request)."""
     block = "<memloom-context>x</memloom-context>"
-    assert json.loads(agent.format_context("session-start", block)) == {"additionalContext": block}
-    assert agent.format_context("session-start", "  ") == ""
+    assert json.loads(agent.format_context(event, block)) == {"additionalContext": block}
+    assert agent.format_context(event, "  ") == ""
+
+
+def test_an_older_install_without_the_prompt_hook_is_completed(tmp_path, agent):
+    """A hooks.json from a memloom that installed only sessionStart: status says the
+    prompt hook is missing, and connecting again adds it (and nothing twice)."""
+    env = {"COPILOT_HOME": str(tmp_path / "cp")}
+    path = agent.settings_path(env)
+    path.parent.mkdir(parents=True)
+    old = {
+        "version": 1,
+        "hooks": {
+            "sessionEnd": [
+                {"type": "command", "bash": "memloom hook notify --agent copilot", "timeoutSec": 10}
+            ],
+            "sessionStart": [
+                {
+                    "type": "command",
+                    "bash": "memloom hook session-start --agent copilot",
+                    "timeoutSec": 5,
+                }
+            ],
+        },
+    }
+    path.write_text(json.dumps(old, indent=2) + "\n")
+    assert agent.installed_hooks(env) == {
+        "notify": True,
+        "session_start": True,
+        "prompt_recall": False,
+        "readable": True,
+    }
+    assert agent.install_hooks("memloom", env=env).changed
+    doc = json.loads(path.read_text())
+    assert {e: len(v) for e, v in doc["hooks"].items()} == {
+        "sessionEnd": 1,
+        "sessionStart": 1,
+        "userPromptSubmitted": 1,
+    }
+    assert agent.installed_hooks(env)["prompt_recall"] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (USER_HOOKS, "Expecting property name"),  # comments
+        ('{"version": 1, "hooks": {"sessionEnd": [],}}', "Expecting property name"),
+        ('\ufeff{"version": 1}', "byte-order mark"),
+    ],
+)
+def test_connect_says_when_copilot_would_ignore_the_hook_file(tmp_path, agent, text, why):
+    """Copilot CLI 1.0.102 silently ignores a hook file that is not strict JSON (seen in
+    tests/e2e: a comment line kept every hook in it from running): connect says so."""
+    env = {"COPILOT_HOME": str(tmp_path / "cp")}
+    path = agent.settings_path(env)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text.encode())
+    change = agent.install_hooks("memloom", env=env)
+    assert len(change.notes) == 1 and why in change.notes[0] and str(path) in change.notes[0]
+    assert "ignores" in change.notes[0]
+    again = agent.install_hooks("memloom", env=env)
+    assert not again.changed and again.notes == change.notes
+    path.write_text('{"version": 1}\n')
+    assert agent.install_hooks("memloom", env=env).notes == []
+
+
+E2E_FIX = FIX / "e2e-1.0.102" / ".copilot" / "session-state"
+
+
+def test_the_pinned_copilot_s_own_session_keeps_typed_text_not_memloom_s_context(agent):
+    """events.jsonl written by the real Copilot CLI 1.0.102 with memloom connected
+    (scripts/regen_agent_fixtures.py): ``user.message`` ``transformedContent`` holds
+    memloom's context inside ``<system_reminder>``, ``content`` what was typed; the
+    digest is only in ``hook.end``. The reader keeps the typed text and the answers."""
+    [path] = sorted(E2E_FIX.glob("*/events.jsonl"))
+    raw = path.read_text()
+    assert '"copilotVersion":"1.0.102"' in raw and "<system_reminder>" in raw
+    res = agent.read(path)
+    users = [u.text for u in res.units if u.role == "user"]
+    assert users == [
+        "which port does the staging database of the shop listen on?",
+        "please list the files in the project folder",
+        "REMEMBER: deploys of the shop go through ArgoCD on Fridays",
+    ]
+    assert [u.text for u in res.units if u.role == "assistant"] == [
+        "The tests run with make check."
+    ] * 3
+    text = "\n".join(u.text for u in res.units)
+    for injected in ("5433", "memloom-context", "system_reminder", "make lint", "current_datetime"):
+        assert injected not in text
+    assert res.version == "1.0.102" and res.session_id == path.parent.name
 
 
 def test_hook_modules_are_stdlib_only():

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from tests.e2e.install import ROOT as E2E_ROOT
 from tests.e2e.model import AgentModel
 from tests.support.scripted_llm import ScriptedModel
 
@@ -85,7 +86,8 @@ class Sandbox:
             XDG_CONFIG_HOME=str(self.home / ".config"),
             XDG_DATA_HOME=str(self.home / ".local" / "share"),
             XDG_STATE_HOME=str(self.home / ".local" / "state"),
-            XDG_CACHE_HOME=str(self.root.parent / "xdg-cache"),  # shared: Copilot unpacks there
+            # Shared by every sandbox (a test's tmp_path is not): Copilot unpacks 235 MB there.
+            XDG_CACHE_HOME=str(E2E_ROOT / "xdg-cache"),
             NO_COLOR="1",
             CI="true",
             MEMLOOM_LLM="openai",

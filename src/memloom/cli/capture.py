@@ -37,7 +37,8 @@ _HOOKS = {
     ),
     "copilot": (
         "GitHub Copilot CLI",
-        "a sessionEnd hook (queues the session) to Copilot CLI's hooks file",
+        "a sessionEnd hook (queues the session), and sessionStart and userPromptSubmitted "
+        "context, to ~/.copilot/hooks/hooks.json ($COPILOT_HOME respected)",
     ),
 }
 

@@ -3,9 +3,9 @@
 :mod:`.home` (the one ``copilot_home``: ``$COPILOT_HOME``, else ``~/.copilot``),
 :mod:`.discover` (which sessions to import; ``session.shutdown`` ends one),
 :mod:`.parse` (events.jsonl and the legacy one-JSON files as line-numbered units),
-:mod:`.hooks` (the hooks.json merge), :mod:`.payload` (the sessionEnd payload; the
-sessionStart ``additionalContext`` output). Submodules load when first used, so
-the hook fast path reads only what it needs.
+:mod:`.hooks` (the hooks.json merge), :mod:`.payload` (the hook payloads; the
+top-level ``additionalContext`` that sessionStart and userPromptSubmitted print).
+Submodules load when first used, so the hook fast path reads only what it needs.
 
 Registered as ``copilot``; memories' ``source`` (:attr:`CopilotCLI.name`) is
 ``copilot-cli``. Ledger identity: ``copilot:<sessionId>`` (``copilot-legacy:<sessionId>``
@@ -54,8 +54,9 @@ class CopilotCLI(AgentAdapter):
         return f"{prefix}:{file.session_id}"
 
     def format_context(self, event: str, text: str) -> str:
-        """The sessionStart hook's stdout for ``text``: ``{"additionalContext": …}``
-        (Copilot drops prompt-time hooks' output, so only session start injects)."""
+        """A hook's stdout for ``text``, for sessionStart and userPromptSubmitted alike:
+        ``{"additionalContext": …}`` at the top level, the only form Copilot CLI
+        (1.0.102) injects; it ignores plain text and Claude's ``hookSpecificOutput``."""
         from memloom.agents.copilot.payload import recall_output
 
         return recall_output(text)

@@ -8,16 +8,25 @@ The file name is memloom's choice (other tools share it); an existing file is me
 Installed (``command`` starts memloom):
 
 * ``sessionEnd`` -> ``<command> hook notify --agent copilot`` (10 s): queue the session.
-* with ``recall``: ``sessionStart`` -> ``<command> hook session-start --agent copilot`` (5 s),
-  whose stdout ``{"additionalContext": "…"}`` Copilot injects into the session
-  (hooks reference: sessionStart output "can inject additionalContext").
-  ``userPromptSubmitted`` is **not** installed: for command hooks Copilot drops its
-  output (hooks reference, "modifiedPrompt is only honored by SDK programmatic
-  hooks. Command and HTTP config-file userPromptSubmitted hooks have their output
-  dropped"), so a prompt-time hook would cost latency on every prompt for nothing.
+* with ``recall``: ``sessionStart`` -> ``<command> hook session-start --agent copilot`` and
+  ``userPromptSubmitted`` -> ``<command> hook prompt-recall --agent copilot`` (5 s each).
+  Copilot CLI 1.0.102 (tests/e2e) takes only a top-level ``{"additionalContext": "…"}``
+  on a hook's stdout (plain text and ``hookSpecificOutput`` are ignored): sessionStart's
+  becomes a user message of its own, userPromptSubmitted's is appended to the typed
+  prompt inside ``<system_reminder>…</system_reminder>``. (GitHub's hooks reference says
+  config-file userPromptSubmitted hooks have their output dropped: that concerns
+  ``modifiedPrompt``; ``additionalContext`` reaches the model.) Of several
+  userPromptSubmitted hooks that print a context, only the last one's is kept.
+
+Copilot also reads user-level hooks from ``~/.copilot/settings.json`` (``hooks``);
+memloom leaves that file, which is the user's settings, alone.
 
 The edit is textual, so everything that is not memloom's stays byte for byte:
-comments (the file may be JSONC), key order, indentation, line endings. Entries
+comments, key order, indentation, line endings. Copilot CLI 1.0.102 reads a hook
+file only when it is strict JSON: one with comments, trailing commas or a byte-order
+mark is ignored whole, silently, memloom's hooks and the user's alike. memloom still
+merges into such a file (the user may mean to fix it) and says so in the result's
+``notes`` (``memloom connect`` prints them). Entries
 are appended after the last existing element (or just inside an empty ``[]``/``{}``),
 and removal deletes exactly that span again; an event member or ``hooks`` object
 memloom created is removed whole, and a file memloom created (no backup exists)
@@ -49,13 +58,16 @@ __all__ = [
     "BACKUP_SUFFIX",
     "NOTIFY_EVENT",
     "NOTIFY_TIMEOUT",
+    "NOT_STRICT_NOTE",
     "RECALL_EVENTS",
     "RECALL_TIMEOUT",
+    "CopilotHooksChange",
     "install",
     "installed",
     "is_memloom_hook",
     "parse_jsonc",
     "remove",
+    "strict_json_problem",
 ]
 
 BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
@@ -63,8 +75,41 @@ AGENT_FLAG = "--agent copilot"
 NOTIFY_EVENT = "sessionEnd"
 NOTIFY_TIMEOUT = 10
 #: event -> memloom hook sub-command, for ``recall=True``.
-RECALL_EVENTS: dict[str, str] = {"sessionStart": "session-start"}
+RECALL_EVENTS: dict[str, str] = {
+    "sessionStart": "session-start",
+    "userPromptSubmitted": "prompt-recall",
+}
 RECALL_TIMEOUT = 5
+#: What ``connect`` says when Copilot would not read the hook file.
+NOT_STRICT_NOTE = (
+    "{path} is not strict JSON ({why}): Copilot CLI ignores such a hook file, so none of "
+    "its hooks run, memloom's included. Take out the comments and trailing commas."
+)
+
+
+@dataclass
+class CopilotHooksChange(HooksChange):
+    """A :class:`HooksChange` plus what the user must know (``memloom connect`` prints it)."""
+
+    notes: list[str] = field(default_factory=list)
+
+
+def strict_json_problem(text: str) -> str | None:
+    """Why Copilot would not read ``text`` as a hook file (None: it would)."""
+    if text.startswith("\ufeff"):
+        return "it starts with a byte-order mark"
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        return str(exc).split(":", 1)[0]
+    return None
+
+
+def _notes(path: Path, text: str) -> list[str]:
+    why = strict_json_problem(text)
+    return [NOT_STRICT_NOTE.format(path=path, why=why)] if why else []
+
+
 _HOOK_RE = re.compile(r"\shook\s+(notify|session-start|prompt-recall)(?:\s|$)")
 
 
@@ -412,8 +457,9 @@ def _fresh(wanted: dict[str, dict[str, Any]]) -> str:
 
 def install(
     command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
-) -> HooksChange:
-    """Add the sessionEnd (notify) and, with ``recall``, sessionStart hooks."""
+) -> CopilotHooksChange:
+    """Add the sessionEnd (notify) and, with ``recall``, the sessionStart and
+    userPromptSubmitted hooks; ``notes`` say when Copilot would not read the file."""
     path = hooks_path(env)
     wanted = _wanted(command, recall)
     text = _read(path)
@@ -422,15 +468,15 @@ def install(
     else:
         root = _tree(path, text)
         have = _memloom_entries(root)
-        if have == {e: [v] for e, v in wanted.items()}:
-            return HooksChange(path, None, False, list(wanted))  # already exactly so
+        if have == {e: [v] for e, v in wanted.items()}:  # already exactly so
+            return CopilotHooksChange(path, None, False, list(wanted), _notes(path, text))
         new = _insert(path, _strip_text(path, text), wanted)
         check = _tree(path, new)  # never write what does not parse
         if _memloom_entries(check) != {e: [v] for e, v in wanted.items()}:
             raise SettingsError(f"could not merge memloom's hooks into {path}; it is unchanged")
     backup = hookfile.backup_once(path)
     hookfile.write_atomic(path, new)
-    return HooksChange(path, backup, True, list(wanted))
+    return CopilotHooksChange(path, backup, True, list(wanted), _notes(path, new))
 
 
 def remove(env: Mapping[str, str] | None = None) -> HooksChange:
@@ -455,7 +501,8 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
 def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
     """Which of memloom's hooks the file holds (all False, ``readable`` False, if unreadable).
 
-    ``prompt_recall``: a recall hook is installed (for Copilot: at session start).
+    ``session_start``: the sessionStart digest; ``prompt_recall``: the userPromptSubmitted
+    recall (a file written before memloom installed it has only the first).
     """
     found = {"notify": False, "session_start": False, "prompt_recall": False, "readable": True}
     path = hooks_path(env)
@@ -472,7 +519,7 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
             if name == "notify":
                 found["notify"] = True
             elif name == "session-start":
-                found["session_start"] = found["prompt_recall"] = True
+                found["session_start"] = True
             elif name == "prompt-recall":
                 found["prompt_recall"] = True
     return found

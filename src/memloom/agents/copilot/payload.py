@@ -10,8 +10,16 @@ else the legacy ``<home>/history-session-state/<id>.json``. A ``transcriptPath``
 resolve inside the Copilot home's session folders
 (:func:`memloom.agents.files.check_transcript_path`).
 
-``sessionStart`` output: ``{"additionalContext": "<text>"}`` on stdout is injected
-into the session (hooks reference: sessionStart "can inject additionalContext").
+Seen from Copilot CLI 1.0.102 (tests/e2e): every payload is camelCase;
+``sessionStart`` ``{sessionId, timestamp, cwd, source, initialPrompt}``,
+``userPromptSubmitted`` ``{sessionId, timestamp, cwd, prompt}``, ``agentStop`` adds
+``transcriptPath``, ``sessionEnd`` ``{sessionId, timestamp, cwd, reason}`` (no path:
+the file is found from the id, as above). sessionEnd fires before Copilot writes
+``session.shutdown``, so the queued session is read once the worker gets to it.
+
+Output of ``sessionStart`` and ``userPromptSubmitted``: ``{"additionalContext":
+"<text>"}`` at the top level of stdout is injected; plain text and
+``hookSpecificOutput`` are ignored.
 
 Standard library only: ``memloom hook … --agent copilot`` runs this.
 """
@@ -98,7 +106,8 @@ def parse_hook_payload(
 
 
 def recall_output(context: str) -> str:
-    """What the ``sessionStart`` hook prints so Copilot adds ``context`` ("" -> nothing)."""
+    """What the sessionStart and userPromptSubmitted hooks print so Copilot adds
+    ``context`` ("" -> nothing)."""
     if not context.strip():
         return ""
     return json.dumps({"additionalContext": context}, ensure_ascii=False)
