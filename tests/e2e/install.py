@@ -14,6 +14,7 @@ retry: the suite is never skipped for it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -75,13 +76,32 @@ def npm_bin() -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for name in NPM_FILES:
         shutil.copyfile(HERE / name, dest / name)
+    # ``npm install`` from the lock, not ``npm ci``: Qwen Code names optional
+    # per-platform packages that were never published (@teddyzhu/clipboard-darwin-*),
+    # which npm cannot write into a lock and ``npm ci`` then rejects as "out of sync".
+    # Every package the lock holds is installed at its locked version and integrity;
+    # ``--no-save`` keeps the lock as committed, and the pins are checked below.
     _run(
-        ["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline"],
+        ["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefer-offline"],
         dest,
         "installing the pinned agent CLIs from the npm registry",
     )
+    _check_pins(dest)
     stamp.write_text(want)
     return dest / "node_modules" / ".bin"
+
+
+def _check_pins(dest: Path) -> None:
+    """Every agent in package.json is installed at exactly its pinned version."""
+    pins = json.loads((HERE / "package.json").read_text())["dependencies"]
+    for name, version in pins.items():
+        manifest = dest / "node_modules" / name / "package.json"
+        try:
+            got = json.loads(manifest.read_text())["version"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise InstallError(f"{name} is not installed in {dest}: {exc}") from exc
+        if got != version:
+            raise InstallError(f"{name} {got} installed, {version} pinned (tests/e2e/package.json)")
 
 
 def aider_bin() -> Path:
