@@ -19,7 +19,10 @@ def main(argv: list[str] | None = None) -> None:
     if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall", "session-start"):
         from memloom.capture.hooks_cli import run_hook
 
-        sys.exit(run_hook(args[1], home, agent=args[3] if len(args) == 4 else None))
+        # Only a process of its own (argv from the command line) may fork a notify
+        # into the background; a caller passing argv gets it done before return.
+        agent = args[3] if len(args) == 4 else None
+        sys.exit(run_hook(args[1], home, agent=agent, background=argv is None))
     from memloom.cli import main as cli_main
 
     cli_main(argv)

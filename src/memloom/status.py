@@ -101,6 +101,9 @@ def capture_summary(
     ``settings`` picks the queue (SQLite or PostgreSQL); without it they are
     read from ``home``. ``imports`` (the ledger's stats) adds each agent's imports.
     """
+    from memloom.capture.background import wait_settled
+
+    wait_settled(home)  # a session-end hook may still be queueing its session
     scope = load_scope(home)
     queue = open_queue(home, settings)
     try:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import memloom
+from memloom.capture.background import wait_settled
 from memloom.capture.queue import CaptureQueue
 
 CODEX_SID = "019ab730-0000-7000-8000-0000000000ab"
@@ -38,6 +39,9 @@ def hook(
         timeout=60,
     )
     assert res.returncode == 0, res.stderr
+    # A notify queues in the background after the hook returned (capture/background.py):
+    # read the queue as memloom's own readers do, once that settled.
+    assert wait_settled(home)
     return res
 
 

@@ -124,3 +124,21 @@ def test_malformed_settings_are_refused_untouched(dirs):
     assert (claude / "settings.json").read_text() == broken
     assert not (claude / "settings.json.memloom-backup").exists()
     assert not (home / "capture.json").exists()
+
+
+def test_connect_leaves_the_hooks_bytecode_to_load_not_source_to_compile():
+    """Hook processes start on every prompt: with PYTHONDONTWRITEBYTECODE set (as here
+    and in many container images) or an editable install, nothing else writes it."""
+    import importlib.util
+
+    import memloom.capture.hooks_cli
+    import memloom.capture.prompt
+    from memloom.capture.connect import compile_package
+
+    modules = (memloom.capture.hooks_cli, memloom.capture.prompt)
+    for module in modules:  # a build artifact: gone, it is only slower until rewritten
+        Path(importlib.util.cache_from_source(module.__file__)).unlink(missing_ok=True)
+    assert compile_package()
+    for module in modules:
+        cached = Path(importlib.util.cache_from_source(module.__file__))
+        assert cached.exists() and cached.stat().st_mtime >= Path(module.__file__).stat().st_mtime

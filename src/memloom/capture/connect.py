@@ -55,7 +55,21 @@ def memloom_command(home: Path | None = None) -> str:
 def connect(
     command: str, *, recall: bool = True, env: Any = None, agent: str = DEFAULT_AGENT
 ) -> ConnectResult:
+    compile_package()
     return get_agent(agent).install_hooks(command, recall=recall, env=env)
+
+
+def compile_package() -> bool:
+    """Write memloom's bytecode now, so that every hook process loads it instead of
+    compiling memloom's modules again (~20 ms a hook). pip writes it at install time,
+    but an editable install, or an environment with ``PYTHONDONTWRITEBYTECODE`` set (as
+    many container images have), never does. False where it could not be written (a
+    read-only install): the hooks then still work, only slower."""
+    import compileall
+
+    import memloom
+
+    return bool(compileall.compile_dir(Path(memloom.__file__).parent, quiet=2, workers=1))
 
 
 def disconnect(env: Any = None, *, agent: str = DEFAULT_AGENT) -> ConnectResult:

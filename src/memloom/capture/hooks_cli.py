@@ -44,10 +44,17 @@ def _read_stdin() -> dict[str, Any]:
     return payload
 
 
-def notify(home: Path, agent: str) -> None:
+def notify(home: Path, agent: str, *, background: bool = False) -> None:
+    """Queue the finished session. With ``background``, after reading the payload the
+    process forks and the agent's hook returns at once (:mod:`memloom.capture.background`)."""
+    payload = _read_stdin()
+    if background:
+        from memloom.capture.background import detach
+
+        if detach(home):
+            return  # the parent: the child queues it
     from memloom.capture.notify import NotificationRefused, accept_notification
 
-    payload = _read_stdin()
     try:
         # Validates, queues, logs. A running daemon sees the job within its poll
         # interval (Services.POLL_SECONDS): no request to it, so no round trip here.
@@ -194,14 +201,18 @@ def _log(home: Path, kind: str, detail: str) -> None:
         return
 
 
-def run_hook(name: str, home: str | None, agent: str | None = None) -> int:
-    """Run hook ``name`` for ``agent`` (default Claude Code); always exit status 0."""
+def run_hook(
+    name: str, home: str | None, agent: str | None = None, *, background: bool = False
+) -> int:
+    """Run hook ``name`` for ``agent`` (default Claude Code); always exit status 0.
+    ``background``: a notify returns once its payload is read (only for the hook's own
+    process: it forks)."""
     from memloom.agents import DEFAULT_AGENT
 
     where = _home(home)
     try:
         if name == "notify":
-            notify(where, agent or DEFAULT_AGENT)
+            notify(where, agent or DEFAULT_AGENT, background=background)
         elif name == "session-start":
             block = session_start(where, agent or DEFAULT_AGENT)
             if block:

@@ -258,11 +258,13 @@ def capture_run_once(
 ) -> None:
     """Import the queued sessions now (for cron, when no daemon runs)."""
     import memloom
+    from memloom.capture.background import wait_settled
     from memloom.capture.worker import CaptureWorker
     from memloom.config import resolve_home
 
     state: State = ctx.obj
     home = resolve_home(state.home)
+    wait_settled(home)  # an agent that just exited may still be queueing its session
     with memloom.open(str(home)) as m:
         worker = CaptureWorker(m, home)
         queued = worker.sweep() if sweep else 0
