@@ -6,7 +6,8 @@ Each run starts the installed ``memloom`` console script exactly as the agent
 does (``memloom hook notify|prompt-recall [--agent A]`` with that agent's
 documented hook JSON on stdin), interpreter start-up included: Claude Code
 (SessionEnd, UserPromptSubmit), Codex CLI (Stop, UserPromptSubmit), Gemini CLI
-(AfterAgent, BeforeAgent) and Copilot CLI (sessionEnd; it has no prompt hook).
+(AfterAgent, BeforeAgent) and Copilot CLI (sessionEnd, userPromptSubmitted). A
+notify returns once it has read its payload (the session is queued in the background).
 Targets, for every agent: notify p95 ≤ 150 ms; prompt-recall p95 ≤ 300 ms with
 the daemon up.
 """
@@ -104,6 +105,11 @@ def other_agents(work: Path, env: dict[str, str]) -> list[tuple[str, list[str], 
             "copilot notify (sessionEnd)",
             ["hook", "notify", "--agent", "copilot"],
             json.dumps({"sessionId": sid, "cwd": "/w/app", "reason": "complete"}),
+        ),
+        (
+            "copilot prompt-recall (userPromptSubmitted)",
+            ["hook", "prompt-recall", "--agent", "copilot"],
+            json.dumps({"cwd": "/w/app", "prompt": question, "timestamp": 1775037600000}),
         ),
     ]
 
