@@ -8,11 +8,12 @@ with the same agent config (tests/e2e drivers, the scripted model on 127.0.0.1):
 * ``off``: memloom not connected (the baseline a user compares with);
 * ``down``: connected, no daemon (the prompt hook's keyword fallback reads the
   SQLite file);
-* ``up``: connected, ``memloom serve`` running (the hook asks the daemon).
+* ``up``: connected, ``memloom serve`` running (the hook asks the daemon);
+* ``unwritable``: ``down``'s sandbox with memloom's data folder unwritable.
 
 The connected ones hold a saved project memory that the prompt recalls. Runs go
-round-robin (off, down, up, off, …) so that drift on a busy machine falls on
-all three alike. Printed and written to bench/results/hooks_e2e.json: per agent
+round-robin (off, down, up, unwritable, off, …) so that drift on a busy machine falls on
+all of them alike. Printed and written to bench/results/hooks_e2e.json: per agent
 and condition p50/p95 of the wall time of one headless prompt, and the added
 latency (p95 connected minus p95 off; the target is at most 300 ms).
 """
@@ -89,14 +90,18 @@ def measure(agent: str, runs: int, root: Path, model: AgentModel, llm: ScriptedM
             sb.save(FACT)
         boxes[cond] = sb
     daemon = start_daemon(boxes["up"])
-    times: dict[str, list[float]] = {c: [] for c in boxes}
-    injected: dict[str, int] = {c: 0 for c in boxes}
+    # ``unwritable``: the connected, daemon-down sandbox with memloom's data folder
+    # where nothing can be written (as in tests/e2e, even as root).
+    conds = {c: (sb, None) for c, sb in boxes.items()}
+    conds["unwritable"] = (boxes["down"], {"MEMLOOM_HOME": "/proc/memloom-bench-unwritable"})
+    times: dict[str, list[float]] = {c: [] for c in conds}
+    injected: dict[str, int] = {c: 0 for c in conds}
     try:
         for sb in boxes.values():  # warm-up: first runs unpack caches
             driver.run(sb, "hello")
         for _ in range(runs):
-            for cond, sb in boxes.items():
-                run = driver.run(sb, QUESTION)
+            for cond, (sb, env) in conds.items():
+                run = driver.run(sb, QUESTION, env=env)
                 if run.returncode != 0:
                     raise RuntimeError(
                         f"{agent} {cond}: exit {run.returncode}: {run.stderr[-500:]}"
@@ -116,7 +121,7 @@ def measure(agent: str, runs: int, root: Path, model: AgentModel, llm: ScriptedM
             "p95_s": round(p95(values), 3),
             "injected_runs": injected[cond],
         }
-    for cond in ("down", "up"):
+    for cond in ("down", "up", "unwritable"):
         out[f"added_p95_ms_{cond}"] = round((out[cond]["p95_s"] - out["off"]["p95_s"]) * 1000)
         out[f"added_p50_ms_{cond}"] = round((out[cond]["p50_s"] - out["off"]["p50_s"]) * 1000)
     return out
@@ -142,6 +147,7 @@ def main() -> int:
                     f"daemon down +{res['added_p95_ms_down']} ms p95 "
                     f"(+{res['added_p50_ms_down']} p50) | "
                     f"daemon up +{res['added_p95_ms_up']} ms p95 (+{res['added_p50_ms_up']} p50) | "
+                    f"data folder unwritable +{res['added_p95_ms_unwritable']} ms p95 | "
                     f"memory injected {res['down']['injected_runs']}/{args.runs} down, "
                     f"{res['up']['injected_runs']}/{args.runs} up",
                     flush=True,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from memloom.capture.background import wait_settled
 from tests.server.conftest import start_daemon, stop
 
 
@@ -194,6 +195,8 @@ def test_budget_reached_pauses_unattended_runs_but_not_attended_imports(dirs):
     second = transcript(claude, "/b", ["I prefer squash merges."])
     for path in (first, second):
         memloom(home, claude, "hook", "notify", stdin=session_end(path, str(path.parent)))
+        # queued in the background: let the first be first, as the test relies on it
+        assert wait_settled(home)
     out = memloom(home, claude, "capture", "run-once", "--no-sweep", MEMLOOM_DAILY_CAP="1")
     assert "PAUSED" in out.stdout
     doc = status(home, claude, MEMLOOM_DAILY_CAP="1")

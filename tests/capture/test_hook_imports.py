@@ -109,3 +109,47 @@ def test_prompt_recall_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs):
     assert "tools/deploy.sh" in doc["stdout"]  # the keyword fallback found the memory
     assert "memloom.capture.prompt" in doc["modules"]
     assert heavy(doc["modules"]) == []
+
+
+def test_prompt_recall_asks_the_daemon_without_loading_an_http_library(tmp_path, dirs):
+    """urllib.request (http.client, email, ssl) costs 30-45 ms to import: more than the
+    rest of the hook. The hook asks the local daemon over a socket of its own."""
+    import socket
+    import threading
+
+    home, claude = dirs
+    home.mkdir(parents=True)
+    answer = {"memories": [{"id": "a1b2", "text": "Staging listens on port 5433", "type": "fact"}]}
+    body = json.dumps(answer).encode()
+    server = socket.create_server(("127.0.0.1", 0))
+    asked: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            data = b""
+            while b'"query"' not in data or not data.rstrip().endswith(b"}"):
+                data += conn.recv(65536)
+            asked.append(data)
+            head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n"
+            conn.sendall(head.encode() + body)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    port = server.getsockname()[1]
+    record = {"pid": os.getpid(), "host": "127.0.0.1", "port": port}
+    (home / "daemon.json").write_text(json.dumps({**record, "url": f"http://127.0.0.1:{port}"}))
+    payload = {
+        "session_id": str(uuid.uuid4()),
+        "cwd": "/home/dev/acme",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "which port does staging listen on?",
+    }
+    try:
+        doc = run_hook(tmp_path, home, claude, "prompt-recall", payload)
+    finally:
+        server.close()
+    assert asked and asked[0].startswith(b"POST /v1/memory/recall HTTP/1.1")
+    assert "5433" in doc["stdout"]  # the daemon's answer, not the (empty) keyword fallback
+    loaded = set(doc["modules"])
+    assert not loaded & {"urllib.request", "http.client", "ssl", "email.parser"}

@@ -24,16 +24,17 @@ def _home(home: str | None) -> Path:
     return Path(raw).expanduser().resolve()
 
 
-def _post(url: str, body: dict[str, Any], timeout: float) -> Any:
-    import urllib.request
+def _post(daemon: dict[str, Any], path: str, body: dict[str, Any], timeout: float) -> Any:
+    """``body`` to the running daemon (its record's address), the JSON it answered."""
+    from urllib.parse import urlsplit
 
-    headers = {"Content-Type": "application/json"}
-    token = os.environ.get("MEMLOOM_API_TOKEN")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
-    with urllib.request.urlopen(req, timeout=timeout) as res:
-        return json.loads(res.read() or b"null")
+    from memloom.capture.local_http import post_json
+
+    where = urlsplit(daemon["url"])
+    if where.scheme != "http" or where.hostname is None or where.port is None:
+        raise ValueError(f"the daemon record's URL is not http://host:port: {daemon['url']!r}")
+    token = os.environ.get("MEMLOOM_API_TOKEN") or None
+    return post_json(where.hostname, where.port, path, body, timeout=timeout, token=token)
 
 
 def _read_stdin() -> dict[str, Any]:
@@ -102,7 +103,7 @@ def prompt_recall(home: Path, agent: str) -> str:
         memories = None
         if daemon is not None:
             try:
-                found = _post(daemon["url"] + "/v1/memory/recall", query, RECALL_TIMEOUT_S)
+                found = _post(daemon, "/v1/memory/recall", query, RECALL_TIMEOUT_S)
                 memories = found["memories"]
             except Exception as exc:
                 _log(home, "hook_recall_failed", str(exc))
