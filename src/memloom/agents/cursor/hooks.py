@@ -53,7 +53,7 @@ BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 AGENT_FLAG = "--agent cursor"
 NOTIFY_EVENTS = ("stop", "sessionEnd")
 START_EVENT = "sessionStart"
-_HOOK_RE = re.compile(r"\shook\s+(notify|session-start|prompt-recall)(?:\s|$)")
+_HOOK_RE = re.compile(r"\shook\s+(notify|session-start|prompt-recall)\s+--agent\s+cursor(?:\s|$)")
 
 
 def is_memloom_hook(entry: Any) -> bool:

@@ -15,9 +15,9 @@ everything else (see ``docs/agents.md``, *Cursor*, for the sources):
   and any other event: ``event``), and objects that are neither (``not_a_message``).
 * **Plain text** (``<id>.txt``, the older form): blocks opened by a line ``user:`` or
   ``assistant:``. A user block's text is its ``<user_query>`` inside (else the whole
-  block); in an assistant block, ``[Thinking]`` runs to the next blank line,
-  ``[Tool call] Name`` takes the indented argument lines after it, and
-  ``[Tool result] Name`` runs to the next block or marker: all three are left out.
+  block); in an assistant block, a ``[Thinking] …`` line, and ``[Tool call] Name`` or
+  ``[Tool result] Name`` with every line after it up to the next block or marker,
+  are left out.
 
 Records carry no ids: a unit's ``uuid`` is a hash of its line, role and text, so a
 transcript rewritten in place with the same lines is not distilled twice, and a
@@ -221,21 +221,12 @@ class _Text(_Units):
         self.lines.append(text)
 
     def _skipped(self, text: str) -> bool:
-        """Whether ``text`` is part of a thinking, tool call or tool result section."""
+        """Whether ``text`` is a thinking line or part of a tool call or tool result."""
         marker = _MARKER_RE.match(text)
         if marker:
-            self.skip = marker.group(1)
+            self.skip = None if marker.group(1) == "Thinking" else marker.group(1)
             return True
-        if self.skip == "Thinking":
-            if not text.strip():
-                self.skip = None
-            return True
-        if self.skip == "Tool call":
-            if text[:1] in (" ", "\t") or not text.strip():
-                return True
-            self.skip = None
-            return False
-        return self.skip == "Tool result"
+        return self.skip is not None
 
     def flush(self) -> None:
         if self.role is not None:
