@@ -164,13 +164,6 @@ def _transcripts_of(folder: str, out: Discovery) -> list[Path]:
     return found
 
 
-def _projects(root: Path) -> Path:
-    projects = root / "projects"
-    if not projects.is_dir() and root.name == "projects" and root.is_dir():
-        return root
-    return projects
-
-
 def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Discovery:
     """Transcripts under ``<root>/projects/*/agent-transcripts/``, newest first.
 
@@ -180,7 +173,8 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
     out = Discovery()
     pick = discovery.Selection(**rules)
     candidates: list[SessionFile] = []
-    for pd in discovery.scan_sorted(_projects(cursor_home() if root is None else Path(root))):
+    home = cursor_home() if root is None else Path(root)
+    for pd in discovery.scan_sorted(discovery.home_folder(home, "projects")):
         folder = os.path.join(pd.path, TRANSCRIPTS_DIR)
         if not os.path.isdir(folder):
             continue  # a workspace Cursor keeps no agent transcripts for
