@@ -94,6 +94,17 @@ def test_a_file_without_version_gets_one_and_gets_its_bytes_back(env):
     assert path.read_bytes() == original
 
 
+def test_an_empty_file_is_empty_again_after_removal(env):
+    path = hooks_file(env)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n")
+    agent = get_agent("cursor")
+    assert agent.install_hooks(CMD, env=env).changed
+    assert json.loads(path.read_text())["version"] == 1
+    agent.remove_hooks(env)
+    assert path.read_bytes() == b"\n"
+
+
 def test_a_changed_file_keeps_the_users_later_edits_on_removal(env):
     path = hooks_file(env)
     path.parent.mkdir(parents=True)

@@ -171,3 +171,69 @@ def test_connect_hook_capture_status_sweep_and_disconnect(tmp_path, model):  # n
 
     memloom_cli(user_home, home, "disconnect", "cursor")
     assert hooks.read_bytes() == original
+
+
+def test_a_rewritten_transcript_is_read_again_and_sends_only_changed_lines(tmp_path, model):  # noqa: F811
+    """Cursor may rewrite a transcript (a user edits an earlier message): the ledger's
+    hash no longer matches, the file is read from its start, and the lines already
+    distilled (same line, role and text) go only as context, never distilled again."""
+    from memloom.sessions.importer import Importer, ImportOptions
+
+    cursor = tmp_path / "user" / ".cursor"
+    folder = cursor / "projects" / "home-dev-shop" / "agent-transcripts" / "s1"
+    folder.mkdir(parents=True)
+    path = folder / "s1.jsonl"
+
+    def write(*texts: str) -> None:
+        lines = []
+        for i, text in enumerate(texts):
+            role = "user" if i % 2 == 0 else "assistant"
+            lines.append(
+                json.dumps(
+                    {
+                        "role": role,
+                        "message": {
+                            "content": [
+                                {
+                                    "type": "text",
+                                    "text": f"<user_query>{text}</user_query>"
+                                    if role == "user"
+                                    else text,
+                                }
+                            ]
+                        },
+                    }
+                )
+            )
+        path.write_text("\n".join(lines) + "\n")
+        age(path)
+
+    def run_import(m: Any) -> Any:
+        return Importer(m, m.llm, ImportOptions(root=cursor, agent="cursor", quiet_seconds=0)).run()
+
+    write("REMEMBER: the shop uses Stripe", "ok", "REMEMBER: prices are in cents", "ok")
+    m = memloom.open(home=str(tmp_path / "memloom"))
+    try:
+        first = run_import(m)
+        assert (first.sessions, first.saved) == (1, 2)
+        calls = len(model.payloads["memloom_distill"])
+        write("REMEMBER: the shop uses Stripe", "ok", "REMEMBER: prices are in euros", "ok")
+        again = run_import(m)
+        assert again.per_session[0].reason == "rewritten"
+        sent = [
+            line["text"] for p in model.payloads["memloom_distill"][calls:] for line in p["lines"]
+        ]
+        assert "REMEMBER: prices are in euros" in sent
+        # The unchanged lines travel only as context: what the model draws from them
+        # alone was distilled by the first run, and is dropped, not written again.
+        assert again.saved == 1 and again.duplicates == 3  # lines 1, 2 and 4: unchanged
+        assert again.dropped_reasons == {"context_only": 1} and again.merged == 0
+        assert sorted(mem.text for mem in m.list({"limit": 10}).memories) == [
+            "prices are in cents",
+            "prices are in euros",
+            "the shop uses Stripe",
+        ]
+        unchanged = run_import(m)
+        assert unchanged.sessions == 0 and unchanged.skipped["up_to_date"] == 1
+    finally:
+        m.close()

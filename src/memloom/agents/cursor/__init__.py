@@ -34,6 +34,10 @@ class Cursor(AgentAdapter):
     """:class:`memloom.agents.base.Agent` for Cursor (its IDE agent and ``cursor-agent``)."""
 
     name = "cursor"
+    #: Cursor appends to a transcript, but nothing documents that it never rewrites one
+    #: (an edited or restored conversation may be): each unit's id is its line, role and
+    #: text, so a transcript read again from its start sends only lines that changed.
+    rereads_whole = True
     home_at = "home:cursor_home"
     transcripts_at = "home:projects_dir"
     settings_at = "home:hooks_path"

@@ -161,7 +161,10 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
     if any(hookfile.restore_backup(path, doc, _parse) for doc in earlier):
         return HooksChange(path, None, True, [])
     backup = path.with_name(path.name + BACKUP_SUFFIX)
-    if not backup.exists() and {} in earlier:
+    before = hookfile.read_settings(backup)
+    if before is not None and not before.strip() and {} in earlier:
+        hookfile.write_atomic(path, before)  # the file was empty: empty again
+    elif before is None and {} in earlier:
         path.unlink()  # memloom created the file and nothing else is in it
     else:
         _write(path, new)
