@@ -157,3 +157,34 @@ def test_session_start_prints_the_workspaces_digest_as_additional_context(tmp_pa
     assert "change ticket" not in text  # another workspace's: out of this project's digest
     again = hook(home, env, "session-start", "--agent", "cursor", payload=start)
     assert again.stdout == ""  # each memory once per session (session_id)
+
+
+def test_the_cursor_hooks_stay_on_the_light_fast_path(tmp_path, cursor_home):
+    """``hook notify|session-start --agent cursor`` import neither numpy nor pydantic."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.capture.test_hook_imports import SCRIPT, heavy
+
+    home = tmp_path / "memloom"
+    for name, doc in (
+        ("notify", payload("stop", transcript(cursor_home))),
+        ("session-start", payload("sessionStart", None)),
+    ):
+        evidence = tmp_path / f"{name}.json"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLOOM_")}
+        env.update(MEMLOOM_HOME=str(home), HOME=str(cursor_home), EVIDENCE=str(evidence))
+        res = subprocess.run(
+            [sys.executable, "-c", SCRIPT, "hook", name, "--agent", "cursor"],
+            input=json.dumps(doc),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert res.returncode == 0, res.stderr
+        seen = json.loads(evidence.read_text())
+        assert seen["exit"] == 0 and "memloom.agents.cursor.payload" in seen["modules"]
+        assert heavy(seen["modules"]) == []
+    assert queued(home) == [str(transcript(cursor_home))]
