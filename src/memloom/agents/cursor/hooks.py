@@ -27,7 +27,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -126,11 +125,6 @@ def _wanted(command: str, recall: bool) -> dict[str, dict[str, Any]]:
     return wanted
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    indent = hookfile.json_indent(hookfile.read_settings(path))
-    hookfile.write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
-
-
 def install(
     command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
 ) -> HooksChange:
@@ -146,7 +140,7 @@ def install(
         hooks[event] = [*hooks.get(event, []), entry]
     new = {"version": 1, **base, "hooks": hooks}  # Cursor reads only a versioned file
     backup = hookfile.backup_once(path)
-    _write(path, new)
+    hookfile.write_json(path, new)
     return HooksChange(path, backup, True, list(wanted))
 
 
@@ -167,7 +161,7 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
     elif before is None and {} in earlier:
         path.unlink()  # memloom created the file and nothing else is in it
     else:
-        _write(path, new)
+        hookfile.write_json(path, new)
     return HooksChange(path, None, True, [])
 
 
