@@ -35,7 +35,14 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "fixtures" / "transcripts"
 SHARED_AGENTS = REPO.parent / "shared" / "fixtures" / "agents"
 #: registry name -> the fixture folder of its sessions
-AGENT_FOLDERS = {"codex": "codex", "gemini": "gemini", "copilot": "copilot", "aider": "aider"}
+AGENT_FOLDERS = {
+    "codex": "codex",
+    "gemini": "gemini",
+    "copilot": "copilot",
+    "aider": "aider",
+    # constructed from Cursor's documented format, not recorded (its README says so)
+    "cursor": "cursor",
+}
 RESULTS = REPO / "bench" / "results"
 UUID_NAME = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
 

@@ -151,6 +151,11 @@ class AgentAdapter:
         its ``prompt`` as it is (override for an agent that puts other text in it)."""
         return payload.get("prompt")
 
+    def hook_cwd(self, payload: Mapping[str, Any]) -> Any:
+        """The project a hook's ``payload`` is for (recall's scope): its ``cwd`` (override
+        for an agent whose payload names it otherwise)."""
+        return payload.get("cwd")
+
     def format_context(self, event: str, text: str) -> str:
         """The hook's stdout for ``text``: as it is (override for an agent that wants JSON)."""
         return text

@@ -255,6 +255,10 @@ class Agent(Protocol):
         query (an agent may have put other text, e.g. earlier hooks' context, around it)."""
         ...
 
+    def hook_cwd(self, payload: Mapping[str, Any]) -> Any:
+        """The project a hook's stdin ``payload`` is for: the working directory it names."""
+        ...
+
     def format_context(self, event: Literal["prompt", "session-start"], text: str) -> str:
         """What the hook prints on stdout so the agent adds ``text`` to the model's
         context at ``event`` (its own output contract: plain text, or JSON)."""

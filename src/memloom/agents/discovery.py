@@ -32,6 +32,7 @@ __all__ = [
     "Selection",
     "count_sidecars",
     "first_visit",
+    "home_folder",
     "newest_first",
     "regular_stat",
     "scan_sorted",
@@ -94,6 +95,15 @@ def newest_first(
             out.skip("over_cap", sf.path)
         files = files[: max(max_sessions, 0)]
     return files
+
+
+def home_folder(root: Path, name: str) -> Path:
+    """``root/name``, the sessions folder of an agent's home ``root``; ``root`` itself when
+    it is that folder already (a caller may name the folder instead of the home)."""
+    inner = root / name
+    if not inner.is_dir() and root.name == name and root.is_dir():
+        return root
+    return inner
 
 
 def scan_sorted(folder: Where) -> list[os.DirEntry[str]]:

@@ -33,6 +33,7 @@ __all__ = [
     "skip_blank",
     "strip_handlers",
     "write_atomic",
+    "write_json",
 ]
 
 #: The one-time backup of a settings file: ``<file>.memloom-backup``.
@@ -90,6 +91,13 @@ def json_indent(raw: str | None, default: int = 2) -> int | str:
         if lead:
             return len(lead) if lead.strip(" ") == "" else lead
     return default
+
+
+def write_json(path: Path, data: Any) -> None:
+    """``data`` as the JSON text of ``path`` (atomically), indented as the file's author
+    indented it (:func:`json_indent`), non-ASCII kept as it is."""
+    indent = json_indent(read_settings(path))
+    write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
 
 
 def restore_backup(path: Path, data: Any, parse: Callable[[Path, str], Any]) -> bool:

@@ -94,7 +94,7 @@ def prompt_recall(home: Path, agent: str) -> str:
     if not scope.recall:
         return ""
     settings = load_settings(home)
-    project = payload.get("cwd") or None
+    project = adapter.hook_cwd(payload) or None
 
     def pick(seen: set[str]) -> list[Any]:
         # Ask for as many more as were shown already, so that new ones still fill the slots.
@@ -168,7 +168,7 @@ def session_start(home: Path, agent: str) -> str:
     if adapter.digest_with_prompt or not load_scope(home).recall:
         return ""  # the prompt hook gives the digest (an older install may still call this)
     settings = load_settings(home)
-    project = payload.get("cwd") or None
+    project = adapter.hook_cwd(payload) or None
 
     def pick(seen: set[str]) -> list[Any]:
         return _digest(home, settings, project, seen)

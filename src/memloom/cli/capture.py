@@ -40,6 +40,12 @@ _HOOKS = {
         "a sessionEnd hook (queues the session), and sessionStart and userPromptSubmitted "
         "context, to ~/.copilot/hooks/hooks.json ($COPILOT_HOME respected)",
     ),
+    "cursor": (
+        "Cursor",
+        "stop and sessionEnd hooks (queue the agent transcript) and sessionStart context "
+        "(the project's digest) to ~/.cursor/hooks.json. Cursor lets no hook add context "
+        "to a prompt, so recall comes with the session's start only",
+    ),
 }
 
 

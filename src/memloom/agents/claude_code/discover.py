@@ -174,13 +174,6 @@ def _session_dir_sidecar(name: str) -> bool:
     return name.endswith(".jsonl") and name != "journal.jsonl"
 
 
-def _projects_dir(root: Path) -> Path:
-    projects = root / "projects"
-    if not projects.is_dir() and root.name == "projects" and root.is_dir():
-        return root
-    return projects
-
-
 def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Discovery:
     """Main transcripts under ``<root>/projects/*/``, newest first.
 
@@ -192,7 +185,7 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
     """
     out = Discovery()
     pick = discovery.Selection(**rules)
-    projects = _projects_dir(claude_root() if root is None else Path(root))
+    projects = discovery.home_folder(claude_root() if root is None else Path(root), "projects")
     candidates: list[SessionFile] = []
     for pd in discovery.scan_sorted(projects):
         try:

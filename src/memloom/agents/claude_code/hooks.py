@@ -7,7 +7,6 @@ replaces the file atomically.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -63,11 +62,6 @@ def _handlers(data: dict[str, Any]) -> dict[str, list[Any]]:
     return hookfile.memloom_handlers(dict(data.get("hooks") or {}), is_memloom_hook)
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    indent = hookfile.json_indent(hookfile.read_settings(path))
-    hookfile.write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
-
-
 def install(
     command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
 ) -> HooksChange:
@@ -94,7 +88,7 @@ def install(
     backup = None
     if changed:
         backup = hookfile.backup_once(path)
-        _write(path, new)
+        hookfile.write_json(path, new)
     return HooksChange(path, backup, changed, list(wanted))
 
 
@@ -112,7 +106,7 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
         new.pop("hooks")
     changed = new != data
     if changed and not hookfile.restore_backup(path, new, hookfile.parse_settings):
-        _write(path, new)
+        hookfile.write_json(path, new)
     return HooksChange(path, None, changed, [])
 
 

@@ -235,13 +235,6 @@ def _by_content(
     return files
 
 
-def _tmp_of(root: Path) -> Path:
-    tmp = root / "tmp"
-    if not tmp.is_dir() and root.name == "tmp" and root.is_dir():
-        return root
-    return tmp
-
-
 def discover(
     root: Path | None = None, *, candidates: Sequence[str] = (), **rules: Unpack[discovery.Rules]
 ) -> Discovery:
@@ -253,7 +246,7 @@ def discover(
     """
     out = Discovery()
     pick = discovery.Selection(**rules)
-    tmp = _tmp_of(gemini_home() if root is None else Path(root))
+    tmp = discovery.home_folder(gemini_home() if root is None else Path(root), "tmp")
     found: list[_Candidate] = []
     for pd in discovery.scan_sorted(tmp):
         try:

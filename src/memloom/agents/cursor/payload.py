@@ -1,0 +1,87 @@
+"""What Cursor's hooks send on stdin, checked before anything opens it; what they print.
+
+Every hook gets ``{conversation_id, generation_id, model, hook_event_name,
+cursor_version, workspace_roots[], user_email, transcript_path}`` (``transcript_path``
+is null when the user turned transcripts off) and the environment variables
+``CURSOR_PROJECT_DIR`` and ``CURSOR_TRANSCRIPT_PATH`` (cursor.com/docs/agent/hooks, as
+quoted by MemPalace/mempalace@78631f65 ``mempalace/hooks/cursor/STDIN_SHAPE.md``).
+``sessionStart`` adds ``session_id`` (the same as ``conversation_id``), ``stop`` adds
+``status`` and ``loop_count``; ``sessionEnd`` a ``reason``.
+
+The session to queue is the file the payload names (else ``$CURSOR_TRANSCRIPT_PATH``):
+the transcript is the source of truth, never Cursor's ``state.vscdb``. It must be a
+``.jsonl`` or ``.txt`` regular file inside ``~/.cursor/projects``
+(:func:`memloom.agents.files.check_transcript_path`). The project is the first
+workspace root (else ``$CURSOR_PROJECT_DIR``): user-level hooks run in ``~/.cursor``,
+so the process's own directory says nothing.
+
+Output: ``sessionStart`` takes ``{"additional_context": "…"}`` (added to the
+conversation's initial system context). ``beforeSubmitPrompt`` can only allow or block
+(``{"continue", "user_message"}``): Cursor has no way for a hook to add context to a
+prompt, so memloom installs no prompt hook.
+
+Standard library only: ``memloom hook … --agent cursor`` runs this.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from memloom.agents.cursor.home import projects_dir
+from memloom.agents.events import HookEvent
+from memloom.agents.files import check_transcript_path
+from memloom.errors import NotificationRefused
+
+__all__ = ["NAME", "parse_hook_payload", "session_start_output", "workspace_of"]
+
+#: The registry name (``memloom.agents.get_agent("cursor")``) the capture queue keys on.
+NAME = "cursor"
+
+
+def workspace_of(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Any:
+    """The workspace the hook ran for: ``workspace_roots[0]``, else ``$CURSOR_PROJECT_DIR``
+    (None when neither is a non-empty string)."""
+    roots = payload.get("workspace_roots")
+    first = roots[0] if isinstance(roots, list) and roots else None
+    if isinstance(first, str) and first.strip():
+        return first
+    configured = (os.environ if env is None else env).get("CURSOR_PROJECT_DIR")
+    return configured if configured and configured.strip() else None
+
+
+def parse_hook_payload(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> HookEvent:
+    """A ``stop`` / ``sessionEnd`` payload as a checked event, or NotificationRefused."""
+    path_text = payload.get("transcript_path")
+    if path_text is None:
+        path_text = (os.environ if env is None else env).get("CURSOR_TRANSCRIPT_PATH")
+    if path_text is None:
+        raise NotificationRefused(
+            "transcript_path is null: Cursor writes no transcript for this conversation "
+            "(transcripts turned off in its settings?)"
+        )
+    path = check_transcript_path(
+        path_text,
+        projects_dir(env),
+        suffixes=(".jsonl", ".txt"),
+        folder="Cursor projects folder",
+    )
+    session = payload.get("conversation_id") or payload.get("session_id")
+    return HookEvent(
+        agent=NAME,
+        transcript_path=path,
+        session_id=session,
+        cwd=workspace_of(payload, env),
+        reason=payload.get("reason") or payload.get("status"),
+    )
+
+
+def session_start_output(context: str) -> str:
+    """What the sessionStart hook prints so Cursor adds ``context`` ("" -> nothing)."""
+    if not context.strip():
+        return ""
+    return json.dumps({"additional_context": context}, ensure_ascii=False)
