@@ -36,6 +36,7 @@ ADAPTERS: dict[str, str] = {
     "gemini": "memloom.agents.gemini:GeminiCli",
     "copilot": "memloom.agents.copilot:CopilotCLI",
     "aider": "memloom.agents.aider:Aider",
+    "qwen": "memloom.agents.qwen:QwenCode",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 

@@ -40,6 +40,12 @@ _HOOKS = {
         "a sessionEnd hook (queues the session), and sessionStart and userPromptSubmitted "
         "context, to ~/.copilot/hooks/hooks.json ($COPILOT_HOME respected)",
     ),
+    "qwen": (
+        "Qwen Code",
+        "a Stop hook (queues the session after each turn: Qwen fires no SessionEnd "
+        "headless), and SessionStart and UserPromptSubmit context, to ~/.qwen/settings.json "
+        "($QWEN_HOME respected)",
+    ),
 }
 
 
