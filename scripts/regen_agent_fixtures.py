@@ -53,6 +53,7 @@ NPM = {
     "codex": "@openai/codex",
     "gemini": "@google/gemini-cli",
     "copilot": "@github/copilot",
+    "qwen": "@qwen-code/qwen-code",
 }
 FACT = "The staging database for the shop listens on port 5433"
 PINNED = "Always run make lint before committing to the shop"
