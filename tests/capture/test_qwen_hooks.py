@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import memloom
 from memloom.capture.scope import Scope, save_scope
@@ -124,5 +125,44 @@ def test_a_repeated_stop_neither_loses_nor_redistils(tmp_path):
             m.close()
         assert len(texts) == 2, texts
         assert any("5433" in t for t in texts) and any("Fridays" in t for t in texts)
+    finally:
+        llm.close()
+
+
+def test_the_daemon_s_sweep_finds_a_qwen_session_no_hook_queued(tmp_path):
+    llm = ScriptedModel()
+    try:
+        home = tmp_path / "home"
+        save_scope(home, Scope(all=True))
+        qhome = tmp_path / "q"
+        path = session(qhome, [user("REMEMBER: the sweep found me", "u1")])
+        t = time.time() - 3600  # quiet for an hour
+        os.utime(path, (t, t))
+        env = {
+            "HOME": str(tmp_path),
+            "QWEN_HOME": str(qhome),
+            "MEMLOOM_LLM": "openai",
+            "MEMLOOM_LLM_BASE_URL": llm.base_url,
+            "MEMLOOM_LLM_MODEL": "scripted",
+            "MEMLOOM_LLM_API_KEY": "sk-test",
+        }
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
+        clean.update(env, MEMLOOM_HOME=str(home))
+        res = subprocess.run(
+            [sys.executable, "-m", "memloom._entry", "capture", "run-once", "--json"],
+            env=clean,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert res.returncode == 0, res.stderr
+        doc = json.loads(res.stdout)
+        assert doc["swept"] == 1 and doc["processed"] == 1, doc
+        m = memloom.open(home=str(home))
+        try:
+            (mem,) = m.list({"limit": 10}).memories
+        finally:
+            m.close()
+        assert mem.source == "qwen" and "sweep found me" in mem.text
     finally:
         llm.close()
