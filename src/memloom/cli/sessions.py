@@ -40,13 +40,13 @@ def import_sessions(
         str,
         typer.Option(
             "--agent",
-            help="claude-code, codex, gemini, copilot, aider, or all (every agent found).",
+            help="claude-code, codex, gemini, copilot, aider, qwen, or all (every agent found).",
         ),
     ] = "all",
     json_: JsonOpt = False,
 ) -> None:
     """Distill coding agents' sessions (Claude Code, Codex, Gemini CLI, Copilot CLI,
-    Aider) into typed memories; a --path file is recognised by its content.
+    Aider, Qwen Code) into typed memories; a --path file is recognised by its content.
 
     Secrets are redacted before anything is sent to the LLM or stored. Each
     session is read once: the next run only reads what was added since.
