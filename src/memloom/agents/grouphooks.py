@@ -21,6 +21,7 @@ Standard library only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from memloom.agents import hookfile, jsonc
 from memloom.agents.base import HooksChange
 from memloom.errors import SettingsError
 
-__all__ = ["Hook", "HookSet"]
+__all__ = ["BoundHooks", "Hook", "HookSet"]
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,29 @@ class HookSet:
         for h in self.hooks:
             found[h.key] = h.event in entries
         return {**found, "readable": True}
+
+
+@dataclass(frozen=True)
+class BoundHooks:
+    """A :class:`HookSet` at its agent's settings file (``where(env)``): the ``install``,
+    ``remove`` and ``installed`` an adapter's ``hooks.py`` exports."""
+
+    hooks: HookSet
+    where: Callable[[Mapping[str, str] | None], Path]
+
+    def install(
+        self, command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
+    ) -> HooksChange:
+        """Add memloom's capture hooks and, with ``recall``, its context hooks."""
+        return self.hooks.install(self.where(env), command, recall=recall)
+
+    def remove(self, env: Mapping[str, str] | None = None) -> HooksChange:
+        """Take out exactly memloom's handlers; every other byte stays as it was."""
+        return self.hooks.remove(self.where(env))
+
+    def installed(self, env: Mapping[str, str] | None = None) -> dict[str, bool]:
+        """Which of memloom's hooks the settings file holds (all False when unreadable)."""
+        return self.hooks.installed(self.where(env))
 
 
 def _parse(path: Path, text: str) -> jsonc.Node:

@@ -24,13 +24,11 @@ untouched. Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from memloom.agents import hookfile
-from memloom.agents.base import HooksChange
 from memloom.agents.gemini.home import settings_path
-from memloom.agents.grouphooks import Hook, HookSet
+from memloom.agents.grouphooks import BoundHooks, Hook, HookSet
 
 __all__ = [
     "AGENT_ARG",
@@ -76,18 +74,7 @@ def is_memloom_hook(handler: Any) -> bool:
     return _SET.is_memloom_hook(handler)
 
 
-def install(
-    command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
-) -> HooksChange:
-    """Add memloom's capture hooks and, with ``recall``, its context hooks (module doc)."""
-    return _SET.install(settings_path(env), command, recall=recall)
-
-
-def remove(env: Mapping[str, str] | None = None) -> HooksChange:
-    """Take out exactly memloom's handlers; every other byte stays as it was."""
-    return _SET.remove(settings_path(env))
-
-
-def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
-    """Which of memloom's hooks settings.json holds (all False when unreadable)."""
-    return _SET.installed(settings_path(env))
+_AT = BoundHooks(_SET, settings_path)
+install = _AT.install
+remove = _AT.remove
+installed = _AT.installed

@@ -22,10 +22,7 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from memloom.agents.base import HooksChange
-from memloom.agents.grouphooks import Hook, HookSet
+from memloom.agents.grouphooks import BoundHooks, Hook, HookSet
 from memloom.agents.qwen.home import settings_path
 
 __all__ = ["HOOKS", "NOTIFY_TIMEOUT_S", "RECALL_TIMEOUT_S", "install", "installed", "remove"]
@@ -55,20 +52,7 @@ HOOKS = HookSet(
     ),
     matcher=None,
 )
-
-
-def install(
-    command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
-) -> HooksChange:
-    """Add memloom's capture hook and, with ``recall``, its context hooks (module doc)."""
-    return HOOKS.install(settings_path(env), command, recall=recall)
-
-
-def remove(env: Mapping[str, str] | None = None) -> HooksChange:
-    """Take out exactly memloom's handlers; every other byte stays as it was."""
-    return HOOKS.remove(settings_path(env))
-
-
-def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
-    """Which of memloom's hooks settings.json holds (all False when unreadable)."""
-    return HOOKS.installed(settings_path(env))
+_AT = BoundHooks(HOOKS, settings_path)
+install = _AT.install
+remove = _AT.remove
+installed = _AT.installed

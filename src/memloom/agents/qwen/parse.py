@@ -40,7 +40,9 @@ from memloom.agents.reading import (
     decode_line,
     read_from,
     read_lines,
+    resync_at,
     safe_text,
+    take_ids,
     without_memloom,
 )
 
@@ -71,7 +73,6 @@ BLOCK_SIZE = 1 << 20
 MAX_LINE_BYTES = 32 << 20
 #: Recovery attempts on one corrupt line (each scans at most the rest of the line).
 MAX_RECOVERIES = 16
-_RECORD_START = '{"uuid"'
 _TYPED_SUBTYPES = (None, "mid_turn_user_message")
 
 
@@ -111,17 +112,11 @@ def typed_text(record: dict[str, Any]) -> str:
     return _clean("\n".join(parts))
 
 
+_resync = resync_at('{"uuid"', MAX_RECOVERIES)
+
+
 def _decode_line(raw: bytes) -> tuple[list[Any], int]:
     return decode_line(raw, _resync)
-
-
-def _resync(s: str, i: int, failures: int) -> tuple[list[Any], int]:
-    """After a corrupt record at ``i``: go on at the next record start (at most
-    :data:`MAX_RECOVERIES` times a line)."""
-    j = s.find(_RECORD_START, i + 1)
-    if j < 0 or failures > MAX_RECOVERIES:
-        return [], len(s)
-    return [], j
 
 
 class _Records(LineReader):
@@ -135,14 +130,8 @@ class _Records(LineReader):
         self.dropped = self.res.dropped
 
     def record(self, o: dict[str, Any], line: int) -> None:
-        res = self.res
-        res.records += 1
-        if res.session_id is None:
-            res.session_id = _str(o.get("sessionId"))
-        if res.cwd is None:
-            res.cwd = _str(o.get("cwd"))
-        if res.version is None:
-            res.version = _str(o.get("version"))
+        self.res.records += 1
+        take_ids(self.res, o)
         kind = o.get("type")
         provenance = o.get("provenance")
         if kind == "user":

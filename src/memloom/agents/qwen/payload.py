@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.events import HookEvent
+from memloom.agents.events import HookEvent, hook_event
 from memloom.agents.files import check_transcript_path
 from memloom.agents.qwen.home import projects_dir
 from memloom.errors import NotificationRefused
@@ -46,11 +46,4 @@ def parse_hook_payload(
     """The payload as a checked event; ``reason`` is the ``hook_event_name`` (``Stop``
     every turn: Qwen fires no SessionEnd headless)."""
     path = validate_transcript(payload.get("transcript_path"), projects_dir(env))
-    reason = payload.get("reason")
-    return HookEvent(
-        agent=AGENT,
-        transcript_path=path,
-        session_id=payload.get("session_id"),
-        cwd=payload.get("cwd"),
-        reason=reason if reason is not None else payload.get("hook_event_name"),
-    )
+    return hook_event(AGENT, path, payload)
