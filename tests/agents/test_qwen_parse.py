@@ -148,3 +148,16 @@ def test_a_huge_session_is_read_in_full(tmp_path):
     res = get_agent("qwen").read(path, final=True)
     assert len(res.units) == 8000 and res.units[-1].text == "answer 3999"
     assert res.end_offset == path.stat().st_size and res.lines_read == 8000
+
+
+def test_unknown_part_types_and_odd_shapes_are_passed_over():
+    parts = [{"inlineData": {"mimeType": "image/png", "data": "AAAA"}}, {"text": "see image"}]
+    recs = [
+        base("user", "u1", provenance="real_user", message={"role": "user", "parts": parts}),
+        base("user", "u2", provenance="real_user", message={"role": "user", "parts": "text?"}),
+        base("assistant", "a1", message="not a dict"),
+        base("user", "u3", provenance="real_user", systemPayload={"hookContext": 5}),
+    ]
+    res = parse_bytes(lines(recs))
+    assert [u.text for u in res.units] == ["see image"]
+    assert res.dropped["empty"] == 3 and res.malformed == 0

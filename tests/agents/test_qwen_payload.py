@@ -71,3 +71,20 @@ def test_prompt_text_and_plain_output():
         "<memloom-context>x</memloom-context>"
     )
     assert agent.digest_each_start and not agent.digest_with_prompt
+
+
+def test_the_hook_path_is_standard_library_only():
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json\n"
+        "import memloom.agents.qwen.payload, memloom.agents.qwen.hooks\n"
+        "from memloom.agents import get_agent\n"
+        "get_agent('qwen').parse_hook_payload\n"
+        "heavy = ('numpy', 'pydantic', 'httpx', 'typer')\n"
+        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
