@@ -42,7 +42,10 @@ AGENT_FOLDERS = {
     "aider": "aider",
     # constructed from Cursor's documented format, not recorded (its README says so)
     "cursor": "cursor",
+    "qwen": "qwen",
 }
+#: The repository's agent fixtures: an agent the shared folder has none of is read from here.
+REPO_AGENTS = REPO / "tests" / "fixtures" / "agents"
 RESULTS = REPO / "bench" / "results"
 UUID_NAME = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
 
@@ -164,7 +167,8 @@ def per_agent(agents_dir: Path, claude_root: Path) -> dict[str, Any]:
         "claude-code": parse_redact_chunk("claude-code", agent_files("claude-code", claude_root))
     }
     for name, folder in AGENT_FOLDERS.items():
-        files = agent_files(name, agents_dir / folder)
+        where = agents_dir / folder
+        files = agent_files(name, where if where.is_dir() else REPO_AGENTS / folder)
         if files:
             out[name] = parse_redact_chunk(name, files)
     return out
@@ -186,9 +190,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--agents", type=Path, default=None, help="agent fixtures folder")
     args = parser.parse_args()
-    agents_dir = args.agents or (
-        SHARED_AGENTS if SHARED_AGENTS.exists() else REPO / "tests" / "fixtures" / "agents"
-    )
+    agents_dir = args.agents or (SHARED_AGENTS if SHARED_AGENTS.exists() else REPO_AGENTS)
     source = args.transcripts or (
         SHARED if SHARED.exists() else REPO / "tests" / "fixtures" / "transcripts"
     )

@@ -53,6 +53,7 @@ NPM = {
     "codex": "@openai/codex",
     "gemini": "@google/gemini-cli",
     "copilot": "@github/copilot",
+    "qwen": "@qwen-code/qwen-code",
 }
 FACT = "The staging database for the shop listens on port 5433"
 PINNED = "Always run make lint before committing to the shop"
@@ -97,6 +98,8 @@ def sanitize(data: bytes, sb: Sandbox) -> bytes:
     text = data.decode("utf-8", "surrogateescape")
     home = str(sb.home)
     text = text.replace(home, HOME_AS).replace(home.replace("/", "-"), HOME_AS.replace("/", "-"))
+    # Qwen Code's project folder: every non-alphanumeric character of the cwd made "-"
+    text = text.replace(re.sub(r"[^A-Za-z0-9]", "-", home), HOME_AS.replace("/", "-"))
     text = text.replace(str(sb.root), SANDBOX_AS)  # beside HOME: the other hook's log
     text = text.replace(str(REPO), "/repo")
     text = text.replace(f"127.0.0.1:{sb.model.port}", "127.0.0.1:PORT")

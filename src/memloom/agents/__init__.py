@@ -37,6 +37,7 @@ ADAPTERS: dict[str, str] = {
     "copilot": "memloom.agents.copilot:CopilotCLI",
     "aider": "memloom.agents.aider:Aider",
     "cursor": "memloom.agents.cursor:Cursor",
+    "qwen": "memloom.agents.qwen:QwenCode",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 

@@ -60,6 +60,8 @@ class AgentAdapter:
     ledger_prefix: ClassVar[str] = ""
     #: See :attr:`memloom.agents.base.Agent.digest_with_prompt`.
     digest_with_prompt: ClassVar[bool] = False
+    #: See :attr:`memloom.agents.base.Agent.digest_each_start`.
+    digest_each_start: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

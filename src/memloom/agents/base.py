@@ -165,6 +165,10 @@ class Agent(Protocol):
     #: (the prompt hook gives it; the session-start hook prints nothing): the agent
     #: does not keep session-start context in a resumed session's history (Gemini).
     digest_with_prompt: bool
+    #: The agent rebuilds session-start context on every start and keeps none of it in
+    #: a resumed session (Qwen Code puts it in the system prompt): a SessionStart whose
+    #: ``source`` is not ``startup`` gets the whole digest again.
+    digest_each_start: bool
 
     def home(self, env: Env | None = None) -> Path:
         """The agent's configuration folder (from its environment variable, else the default)."""

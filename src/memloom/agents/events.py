@@ -7,11 +7,12 @@ Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HookEvent"]
+__all__ = ["HookEvent", "hook_event"]
 
 
 @dataclass(frozen=True)
@@ -26,3 +27,17 @@ class HookEvent:
     session_id: Any = None
     cwd: Any = None
     reason: Any = None
+
+
+def hook_event(agent: str, path: Path, payload: Mapping[str, Any]) -> HookEvent:
+    """The event of a Claude-shaped payload whose ``transcript_path`` checked out as
+    ``path``: ``reason`` is SessionEnd's ``reason``, else the ``hook_event_name`` (so the
+    queue can tell a turn's end from a session's)."""
+    reason = payload.get("reason")
+    return HookEvent(
+        agent=agent,
+        transcript_path=path,
+        session_id=payload.get("session_id"),
+        cwd=payload.get("cwd"),
+        reason=reason if reason is not None else payload.get("hook_event_name"),
+    )

@@ -45,8 +45,10 @@ __all__ = [
     "read_from",
     "read_lines",
     "resume",
+    "resync_at",
     "safe_text",
     "stamp",
+    "take_ids",
     "without_memloom",
 ]
 
@@ -179,6 +181,29 @@ MAX_NESTING = 512
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
 _DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def resync_at(record_start: str, max_recoveries: int = 16) -> Recover:
+    """A ``recover`` for :func:`decode_line` when every record of a format opens alike
+    (``'{"uuid"'``): after a corrupt record, go on at the next ``record_start`` (at most
+    ``max_recoveries`` times a line, each scanning at most the rest of it)."""
+
+    def recover(s: str, i: int, failures: int) -> tuple[list[Any], int]:
+        j = s.find(record_start, i + 1)
+        if j < 0 or failures > max_recoveries:
+            return [], len(s)
+        return [], j
+
+    return recover
+
+
+def take_ids(res: ParseResult, record: dict[str, Any]) -> None:
+    """The first ``sessionId``, ``cwd`` and ``version`` a session's records carry at their
+    top level (Claude Code's and Qwen Code's do), into ``res`` where it has none yet."""
+    for attr, key in (("session_id", "sessionId"), ("cwd", "cwd"), ("version", "version")):
+        value = record.get(key)
+        if getattr(res, attr) is None and isinstance(value, str) and value:
+            setattr(res, attr, safe_text(value))
 
 
 def nested_too_deep(raw: bytes, limit: int = MAX_NESTING) -> bool:

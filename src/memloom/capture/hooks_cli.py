@@ -130,7 +130,12 @@ def prompt_recall(home: Path, agent: str) -> str:
 
 
 def _once_per_session(
-    home: Path, settings: Any, payload: dict[str, Any], pick: Callable[[set[str]], list[Any]]
+    home: Path,
+    settings: Any,
+    payload: dict[str, Any],
+    pick: Callable[[set[str]], list[Any]],
+    *,
+    again: bool = False,
 ) -> list[Any]:
     """``pick(seen)``: the memories to show, given those this agent session was shown
     already; they are recorded as shown. Without a session id nothing is recorded.
@@ -138,17 +143,20 @@ def _once_per_session(
     Recording is the claim: of the picked memories only those this call recorded first
     are shown. Copilot CLI runs its sessionStart and userPromptSubmitted hooks at the
     same time, so both read the same ``seen``; without the claim a pinned memory that
-    fits the prompt went in twice (digest and prompt context)."""
+    fits the prompt went in twice (digest and prompt context).
+
+    ``again``: the agent dropped what it was shown before (a resumed Qwen Code session
+    rebuilds its system prompt): pick as if nothing was shown, and show it all."""
     from memloom.capture.queues import open_queue
 
     session = payload.get("session_id") or payload.get("sessionId")
     session = session if isinstance(session, str) and session else None
     queue = open_queue(home, settings)
     try:
-        shown = pick(queue.injected(session) if session else set())
+        shown = pick(queue.injected(session) if session and not again else set())
         if shown and session:
             claimed = queue.record_injected(session, [str(m["id"]) for m in shown])
-            shown = [m for m in shown if str(m["id"]) in claimed]
+            shown = shown if again else [m for m in shown if str(m["id"]) in claimed]
     finally:
         queue.close()
     return shown
@@ -173,7 +181,8 @@ def session_start(home: Path, agent: str) -> str:
     def pick(seen: set[str]) -> list[Any]:
         return _digest(home, settings, project, seen)
 
-    block = format_digest(_once_per_session(home, settings, payload, pick))
+    again = adapter.digest_each_start and payload.get("source") not in (None, "startup")
+    block = format_digest(_once_per_session(home, settings, payload, pick, again=again))
     return adapter.format_context("session-start", block) if block else ""
 
 

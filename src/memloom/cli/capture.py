@@ -46,6 +46,12 @@ _HOOKS = {
         "(the project's digest) to ~/.cursor/hooks.json. Cursor lets no hook add context "
         "to a prompt, so recall comes with the session's start only",
     ),
+    "qwen": (
+        "Qwen Code",
+        "a Stop hook (queues the session after each turn: Qwen fires no SessionEnd "
+        "headless), and SessionStart and UserPromptSubmit context, to ~/.qwen/settings.json "
+        "($QWEN_HOME respected)",
+    ),
 }
 
 

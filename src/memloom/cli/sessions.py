@@ -40,13 +40,16 @@ def import_sessions(
         str,
         typer.Option(
             "--agent",
-            help="claude-code, codex, gemini, copilot, aider, cursor, or all (every agent found).",
+            help=(
+                "claude-code, codex, gemini, copilot, aider, qwen, cursor, "
+                "or all (every agent found)."
+            ),
         ),
     ] = "all",
     json_: JsonOpt = False,
 ) -> None:
     """Distill coding agents' sessions (Claude Code, Codex, Gemini CLI, Copilot CLI,
-    Aider, Cursor) into typed memories; a --path file is recognised by its content.
+    Aider, Qwen Code, Cursor) into typed memories; a --path file is recognised by its content.
 
     Secrets are redacted before anything is sent to the LLM or stored. Each
     session is read once: the next run only reads what was added since.

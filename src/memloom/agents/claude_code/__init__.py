@@ -43,12 +43,20 @@ class ClaudeCode(AgentAdapter):
         return parse_transcript(path, seen_uuids=seen, **watermark)
 
     def recognises(self, path: Path) -> bool:
-        """A Claude Code transcript: JSON lines of its record types carrying its ids."""
+        """A Claude Code transcript: JSON lines of its record types carrying its ids, and
+        no conversation record whose ``message`` lacks Claude's ``content`` (Qwen Code
+        writes the same record types and ids, its messages holding Gemini ``parts``)."""
         from memloom.agents.files import head_records, read_head
 
+        records = head_records(read_head(path))
         return any(
             isinstance(kind := r.get("type"), str)
             and kind in _RECORD_TYPES
             and ("sessionId" in r or "uuid" in r or "leafUuid" in r)
-            for r in head_records(read_head(path))
+            for r in records
+        ) and not any(
+            r.get("type") in ("user", "assistant")
+            and isinstance(r.get("message"), dict)
+            and "content" not in r["message"]
+            for r in records
         )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memloom.agents.base import HookEvent
+from memloom.agents.events import hook_event
 from memloom.agents.files import check_transcript_path
 from memloom.agents.gemini.home import tmp_dir
 from memloom.errors import NotificationRefused
@@ -52,13 +53,4 @@ def parse_hook_payload(
     """The base payload as a checked event. ``reason`` is SessionEnd's ``reason``, else the
     ``hook_event_name`` (so the queue can tell a turn from a session end)."""
     path = validate_transcript(payload.get("transcript_path"), tmp_dir(env))
-    reason = payload.get("reason")
-    if reason is None:
-        reason = payload.get("hook_event_name")
-    return HookEvent(
-        agent=AGENT,
-        transcript_path=path,
-        session_id=payload.get("session_id"),
-        cwd=payload.get("cwd"),
-        reason=reason,
-    )
+    return hook_event(AGENT, path, payload)

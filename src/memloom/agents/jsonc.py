@@ -1,13 +1,14 @@
 """Edit a JSON settings file as text, so that everything memloom does not touch keeps its bytes.
 
-Gemini CLI reads ``settings.json`` after stripping ``//`` and ``/* */`` comments,
-so users keep comments in it. A load-and-dump round trip would lose them and
+Gemini CLI and Qwen Code read ``settings.json`` after stripping ``//`` and ``/* */``
+comments, so users keep comments in it. A load-and-dump round trip would lose them and
 reformat the file. :func:`parse` reads JSON-with-comments into nodes that know
 their character spans; the edit functions insert or delete exactly one member
 or array item, in the indentation style of the surrounding text, and removing
 what was inserted gives back the original text.
 
 Standard library only (``memloom connect`` and the hook fast path share the package).
+Shared by the adapters' hook installers (:mod:`memloom.agents.grouphooks`).
 """
 
 from __future__ import annotations
