@@ -27,18 +27,23 @@ memloom — long-term memory for AI coding agents, kept on your machine.
 
 Memories are short typed statements (fact, preference, episode, procedure) in a
 SQLite file under MEMLOOM_HOME (default ~/.memloom), or for a team in PostgreSQL
-(MEMLOOM_DATABASE_URL=postgresql://…, see `memloom tokens`). They come from your Claude
-Code sessions (distilled, secrets redacted) or from you and your agents.
+(MEMLOOM_DATABASE_URL=postgresql://…, see `memloom tokens`). They come from your coding
+agents' own session files, distilled with secrets redacted -- Claude Code, Codex CLI,
+Gemini CLI, Copilot CLI, Aider, OpenCode, Qwen Code and Cursor -- or from you and your
+agents. One memory per user and project, whichever agent learned it.
 Recall ranks them by meaning, keywords, recency and tags. Everything runs
 offline; an LLM (MEMLOOM_LLM) makes the distilled memories better.
 
 Examples:
 
 \b
-  memloom import sessions                      # distill recent Claude Code sessions
+  memloom import sessions                      # distill every agent's recent sessions
+  memloom import sessions --agent opencode     # one agent (see --help for the names)
   memloom recall "how do I run the tests?" --project api
   memloom save "Run the tests with: make check" --type procedure
   memloom connect claude-code --all            # capture every session from now on
+                                               # (also codex, gemini, copilot, qwen,
+                                               # opencode, cursor, aider)
   memloom serve                                # HTTP API, viewer, background capture
   claude mcp add memloom -- memloom mcp        # give Claude Code the memory tools
 """
