@@ -24,6 +24,7 @@ __all__ = [
     "agent_names",
     "found_agents",
     "get_agent",
+    "session_container",
 ]
 
 DEFAULT_AGENT = "claude-code"
@@ -36,6 +37,7 @@ ADAPTERS: dict[str, str] = {
     "gemini": "memloom.agents.gemini:GeminiCli",
     "copilot": "memloom.agents.copilot:CopilotCLI",
     "aider": "memloom.agents.aider:Aider",
+    "opencode": "memloom.agents.opencode:OpenCode",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 
@@ -71,11 +73,22 @@ def agent_for_file(path: str | os.PathLike[str]) -> str | None:
 
     where = Path(path)
     try:  # only regular files are sniffed: opening a FIFO would block the import
-        if not stat.S_ISREG(os.stat(where).st_mode):
+        if not stat.S_ISREG(os.stat(session_container(where)).st_mode):
             return None
     except OSError:
         return None
     return next((name for name in ADAPTERS if get_agent(name).recognises(where)), None)
+
+
+def session_container(path: str | os.PathLike[str]) -> str:
+    """The file a session path is in: ``path`` itself, or for one session of a database
+    (``<store>#<session id>``, OpenCode) the store file."""
+    text = os.fspath(path)
+    if not os.path.exists(text):
+        store, sep, sid = text.rpartition("#")
+        if sep and sid and "/" not in sid and os.path.isfile(store):
+            return store
+    return text
 
 
 def __getattr__(name: str) -> object:

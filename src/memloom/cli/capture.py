@@ -40,6 +40,12 @@ _HOOKS = {
         "a sessionEnd hook (queues the session), and sessionStart and userPromptSubmitted "
         "context, to ~/.copilot/hooks/hooks.json ($COPILOT_HOME respected)",
     ),
+    "opencode": (
+        "OpenCode",
+        "a plugin (~/.config/opencode/plugins/memloom.js: queues the session when it goes "
+        "idle, adds relevant memories to the system prompt) and `memloom mcp` under mcp in "
+        "opencode.json ($XDG_CONFIG_HOME respected)",
+    ),
 }
 
 

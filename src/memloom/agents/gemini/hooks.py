@@ -30,9 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memloom.agents import hookfile
+from memloom.agents import hookfile, jsonc
 from memloom.agents.base import HooksChange
-from memloom.agents.gemini import jsonc
 from memloom.agents.gemini.home import settings_path
 from memloom.errors import SettingsError
 
