@@ -118,6 +118,8 @@ PAIRS = [
     ("gemini", "copilot"),
     ("copilot", "codex"),
     ("aider", "claude-code"),
+    ("opencode", "codex"),
+    ("claude-code", "opencode"),
 ]
 
 

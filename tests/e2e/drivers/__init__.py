@@ -7,8 +7,9 @@ from tests.e2e.drivers.claude_code import ClaudeCode
 from tests.e2e.drivers.codex import Codex
 from tests.e2e.drivers.copilot import Copilot
 from tests.e2e.drivers.gemini import GeminiCli
+from tests.e2e.drivers.opencode import OpenCode
 from tests.e2e.harness import Driver
 
 DRIVERS: dict[str, Driver] = {
-    d.name: d for d in (Aider(), ClaudeCode(), Codex(), GeminiCli(), Copilot())
+    d.name: d for d in (Aider(), ClaudeCode(), Codex(), GeminiCli(), Copilot(), OpenCode())
 }
