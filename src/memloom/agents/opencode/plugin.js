@@ -83,7 +83,8 @@ export const MemloomPlugin = async ({ directory }) => {
         if (!RECALL || !sessionID || !prompt.trim()) return;
         prompts.set(sessionID, (prompts.get(sessionID) || 0) + 1);
         const run = hook("prompt-recall", { ...base(sessionID), prompt }).then((text) => {
-          if (typeof text === "string" && text.trim()) {
+          // Only memloom's own block: anything else it printed is not passed on.
+          if (typeof text === "string" && text.trim().startsWith("<memloom-context>")) {
             given.set(sessionID, [...(given.get(sessionID) || []), text.trim()]);
           }
         });
