@@ -33,6 +33,10 @@ class OpenCode(AgentAdapter):
     settings_at = "home:settings_path"
     reader = "parse:read_session"
     ledger_prefix = "opencode"
+    #: A message already read that OpenCode changes in place (a revert, a compaction)
+    #: makes the session read again from its start: the message ids already distilled
+    #: are then not sent again (tests/agents/test_opencode.py).
+    rereads_whole = True
     #: The plugin asks once per prompt; the digest comes with the first (module doc of .hooks).
     digest_with_prompt = True
 
