@@ -428,3 +428,61 @@ def test_connect_refuses_a_broken_config_and_someone_else_s_plugin(tmp_path):
     with pytest.raises(SettingsError, match="not memloom's plugin"):
         hooks.install("memloom", env=env)
     assert hooks.plugin_path(env).read_text().startswith("export const Mine")
+
+
+# ---------------------------------------------------------------- the shells
+
+
+def test_hook_notify_sweep_status_and_import_through_the_cli(tmp_path, db):
+    """The plugin's notify queues ``<store>#<id>``, the worker imports it; the sweep finds
+    the others; ``memloom status`` shows the plugin and the MCP entry."""
+    from tests.capture.test_capture import memloom as cli
+
+    home, claude = tmp_path / "home", tmp_path / "claude"
+    extra = {
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "HOME": str(tmp_path),
+    }
+    db.message("user", text("Remember that the shop deploys with ArgoCD."))
+    db.message("assistant", text("Noted."))
+    db.session("ses_0002", directory="/home/dev/blog")
+    db.message("user", text("Remember that the blog uses Hugo."), sid="ses_0002")
+    db.message("assistant", text("Noted."), sid="ses_0002")
+    assert cli(home, claude, "connect", "opencode", "--all", **extra).returncode == 0
+    payload = json.dumps({"session_id": SID, "cwd": "/home/dev/shop", "db": str(db.path)})
+    res = cli(home, claude, "hook", "notify", "--agent", "opencode", stdin=payload, **extra)
+    assert (res.returncode, res.stdout) == (0, "")
+    run = cli(home, claude, "capture", "run-once", "--no-sweep", "--json", **extra)
+    assert json.loads(run.stdout)["processed"] == 1, run.stdout + run.stderr
+    swept = json.loads(cli(home, claude, "capture", "run-once", "--json", **extra).stdout)
+    assert swept["swept"] >= 1 and swept["processed"] >= 1, swept
+    doc = json.loads(cli(home, claude, "status", "--json", **extra).stdout)
+    agent = doc["agents"]["opencode"]
+    assert agent["found"] and agent["hooks"]["plugin"] and agent["hooks"]["mcp"], agent
+    found = json.loads(
+        cli(home, claude, "recall", "which tool deploys the shop", "--json", **extra).stdout
+    )
+    assert any("ArgoCD" in m["text"] for m in found["memories"])
+    found = json.loads(
+        cli(home, claude, "recall", "what does the blog use", "--json", **extra).stdout
+    )
+    assert any("Hugo" in m["text"] for m in found["memories"])
+    again = cli(home, claude, "import", "sessions", "--agent", "opencode", "--json", **extra)
+    assert json.loads(again.stdout)["calls"]["extraction"] == 0
+
+
+def test_the_hook_fast_path_stays_light():
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from memloom.agents import get_agent\n"
+        "a = get_agent('opencode'); a.parse_hook_payload; a.digest_with_prompt\n"
+        "import memloom.agents.opencode.payload\n"
+        "heavy = ('numpy', 'pydantic', 'httpx', 'typer', 'sqlite3')\n"
+        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
