@@ -486,3 +486,28 @@ def test_the_hook_fast_path_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+def test_a_part_that_is_not_json_is_counted_and_the_message_still_read(db):
+    mid = db.message("user", text("typed"))
+    db.con.execute(
+        "INSERT INTO part VALUES ('prt_zz', ?, ?, 1, 1, '{not json')",
+        (mid, SID),
+    )
+    db.message("assistant", text("answer"))
+    res = read(store.session_path(db.path, SID))
+    assert [u.text for u in res.units] == ["typed", "answer"]
+    assert res.dropped["part_untyped"] == 1
+
+
+def test_discovery_reads_only_the_sessions_within_the_cap(db, monkeypatch):
+    for i in range(3):
+        db.session(f"ses_x{i}")
+    read_ = []
+    real = store.render_session
+    monkeypatch.setattr(store, "render_session", lambda p: read_.append(p) or real(p))
+    found = get_agent("opencode").discover(
+        DiscoverOptions(root=db.path.parent, quiet_seconds=0, days=None, max_sessions=1)
+    )
+    assert len(found.files) == 1 and found.skipped["over_cap"] == 3
+    assert read_ == [found.files[0].path]

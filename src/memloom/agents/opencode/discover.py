@@ -40,17 +40,26 @@ def _places(root: Path | None) -> tuple[list[Path], list[Path]]:
     return [root / name for name in home.DB_NAMES], [root / home.LEGACY_DIR]
 
 
-def _session_file(info: store.SessionInfo, out: Discovery) -> SessionFile | None:
-    path = (
-        info.source if info.source.suffix == ".json" else store.session_path(info.source, info.id)
-    )
+def _where(info: store.SessionInfo) -> Path:
+    if info.source.suffix == ".json":
+        return info.source
+    return store.session_path(info.source, info.id)
+
+
+def _sized(sf: SessionFile, out: Discovery) -> SessionFile | None:
+    """``sf`` with its size (its rendering's length: reading the session), or None counted
+    ``unreadable``. Done last, for the sessions the rules keep."""
     try:
-        size = len(store.render_session(path))
+        sf.size = len(store.render_session(sf.path))
     except OSError as exc:
-        log.warning("cannot read OpenCode session %s: %s", path, exc)
-        out.skip("unreadable", path)
+        log.warning("cannot read OpenCode session %s: %s", sf.path, exc)
+        out.skip("unreadable", sf.path)
         return None
-    return SessionFile(path, info.id, info.directory, size, info.updated)
+    return sf
+
+
+def _session_file(info: store.SessionInfo, out: Discovery) -> SessionFile | None:
+    return _sized(SessionFile(_where(info), info.id, info.directory, 0, info.updated), out)
 
 
 def _sessions(
@@ -91,18 +100,13 @@ def discover(root: Path | None, **rules: Unpack[discovery.Rules]) -> Discovery:
     kept: list[SessionFile] = []
     stores, legacy = _places(root)
     for info in _sessions(stores, legacy, out):
-        where = (
-            store.session_path(info.source, info.id)
-            if info.source.suffix != ".json"
-            else info.source
-        )
+        where = _where(info)
         if pick.needle is not None and pick.needle not in info.directory.casefold():
             out.skip("project_filter", where)
         elif pick.keeps(out, where, info.updated):
-            sf = _session_file(info, out)
-            if sf is not None:
-                kept.append(sf)
-    out.files = pick.newest_first(out, kept)
+            kept.append(SessionFile(where, info.id, info.directory, 0, info.updated))
+    sized = (_sized(sf, out) for sf in pick.newest_first(out, kept))
+    out.files = [sf for sf in sized if sf is not None]
     return out
 
 

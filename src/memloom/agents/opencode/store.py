@@ -224,11 +224,16 @@ def _db_messages(db: Path, sid: str) -> tuple[str, list[Message]]:
             )
         ]
         by_id = {m.id: m for m in msgs}
-        for pid, mid, data in con.execute(
-            "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY id", (sid,)
+        # Only text parts are read whole: a tool part's output can be megabytes.
+        for pid, mid, kind, data in con.execute(
+            "SELECT id, message_id, CASE WHEN json_valid(data) THEN data ->> '$.type' END,"
+            " CASE WHEN json_valid(data) AND data ->> '$.type' = 'text' THEN data END"
+            " FROM part WHERE session_id = ? ORDER BY id",
+            (sid,),
         ):
             if mid in by_id:
-                by_id[mid].parts.append((str(pid), _json(data)))
+                part = _json(data) if data is not None else {"type": kind}
+                by_id[mid].parts.append((str(pid), part))
     return str(row[0] or ""), msgs
 
 
