@@ -226,9 +226,10 @@ def _db_messages(db: Path, sid: str) -> tuple[str, list[Message]]:
         by_id = {m.id: m for m in msgs}
         # Only text parts are read whole: a tool part's output can be megabytes.
         for pid, mid, kind, data in con.execute(
-            "SELECT id, message_id, CASE WHEN json_valid(data) THEN data ->> '$.type' END,"
-            " CASE WHEN json_valid(data) AND data ->> '$.type' = 'text' THEN data END"
-            " FROM part WHERE session_id = ? ORDER BY id",
+            "SELECT id, message_id, kind, CASE WHEN kind = 'text' THEN data END FROM"
+            " (SELECT id, message_id, data,"
+            "  CASE WHEN json_valid(data) THEN json_extract(data, '$.type') END AS kind"
+            "  FROM part WHERE session_id = ?) ORDER BY id",
             (sid,),
         ):
             if mid in by_id:
