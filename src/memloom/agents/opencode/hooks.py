@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,13 +24,29 @@ from memloom.agents.base import HooksChange
 from memloom.agents.opencode.home import plugin_path, settings_path
 from memloom.errors import SettingsError
 
-__all__ = ["EVENTS", "MARKER", "install", "installed", "plugin_text", "remove"]
+__all__ = [
+    "EVENTS",
+    "MARKER",
+    "OpenCodeHooksChange",
+    "install",
+    "installed",
+    "plugin_text",
+    "remove",
+]
 
 #: The first line of memloom's plugin: how a plugin file is known to be memloom's.
 MARKER = "// memloom's OpenCode plugin"
 #: What connect reports it installed.
 EVENTS = ["session.idle", "chat.message", "experimental.chat.system.transform", "mcp"]
 _KEY = "memloom"
+
+
+@dataclass
+class OpenCodeHooksChange(HooksChange):
+    """A :class:`HooksChange` (opencode.json) plus the plugin file, which connect names."""
+
+    plugin_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def plugin_text(command: str, *, recall: bool = True) -> str:
@@ -116,7 +133,10 @@ def install(
         hookfile.write_atomic(plugin, wanted)
         changed = True
     backup = path.with_name(path.name + hookfile.BACKUP_SUFFIX)
-    return HooksChange(path, backup if backup.exists() else None, changed, list(EVENTS))
+    note = f"memloom's plugin is {plugin}; OpenCode loads it when it next starts"
+    return OpenCodeHooksChange(
+        path, backup if backup.exists() else None, changed, list(EVENTS), plugin, [note]
+    )
 
 
 def remove(env: Mapping[str, str] | None = None) -> HooksChange:
