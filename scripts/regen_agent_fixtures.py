@@ -150,6 +150,9 @@ def copy_store(path: Path, target: Path, sb: Sandbox) -> list[str]:
             if clean:
                 marks = ", ".join("?" * len(clean[0]))
                 dst.executemany(f"INSERT INTO {table} VALUES ({marks})", clean)
+        indexes = "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+        for (sql,) in src.execute(f"{indexes} AND tbl_name IN {STORE_TABLES}"):
+            dst.execute(sql)  # OpenCode's own indexes: reads go the way they go on its store
         dst.commit()
         dst.execute("VACUUM")
         return [r[0] for r in dst.execute("SELECT id FROM session ORDER BY time_created")]
