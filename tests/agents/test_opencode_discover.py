@@ -90,3 +90,14 @@ def test_discovery_reads_only_the_sessions_within_the_cap(db, monkeypatch):
     )
     assert len(found.files) == 1 and found.skipped["over_cap"] == 3
     assert read_ == [found.files[0].path]
+
+
+def test_a_sub_agent_session_named_by_path_is_a_sidecar(db):
+    db.session("ses_child", parent=SID)
+    child = store.session_path(db.path, "ses_child")
+    found = get_agent("opencode").discover(DiscoverOptions(paths=[child]))
+    assert found.files == [] and found.skipped["sidecars"] == 1
+    gone = get_agent("opencode").discover(
+        DiscoverOptions(paths=[store.session_path(db.path, "ses_x")])
+    )
+    assert found.files == [] and gone.skipped["missing"] == 1

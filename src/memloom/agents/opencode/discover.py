@@ -163,10 +163,12 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
                 log.warning("cannot read %s: %s", db, exc)
                 out.skip("unreadable", path)
                 return
-            if match:
-                add(match[0])
-            else:
+            if not match:
                 out.skip("missing", path)
+            elif match[0].parent_id:
+                out.skip("sidecars", path)  # a sub-agent's session, queued when it went idle
+            else:
+                add(match[0])
             return
         if not named and not (path.name in home.DB_NAMES or path.parent.parent.name == "session"):
             return  # a folder walk looks for stores and session files by name
