@@ -128,6 +128,12 @@ def test_import_distils_a_grown_session_once_and_a_rerun_makes_no_call(tmp_path,
         assert list(rows) == [f"opencode:{SID}"]
         prov = m.backend.provenance([mem.id for mem in m.list({"limit": 10}).memories])
         assert {p.path for p in prov} == {str(path)}
+        # The viewer's context of a memory: the messages its provenance lines are.
+        first_memory = next(p.memory_id for p in prov if p.start_line == 2)
+        (ctx,) = m.memory_context(first_memory)["provenance"]
+        assert ctx["exists"] and ctx["path"] == str(path)
+        cited = [line for line in ctx["lines"] if line["cited"]]
+        assert [line["text"] for line in cited] == ["REMEMBER: staging listens on port 5433"]
         # A consumed message changed in place (a revert): read again, nothing re-distilled.
         db.con.execute(
             "UPDATE part SET data = ? WHERE message_id = 'msg_0002'", (json.dumps(text("Edited.")),)

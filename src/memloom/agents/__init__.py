@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_AGENT",
     "Agent",
     "agent_for_file",
+    "agent_for_source",
     "agent_names",
     "found_agents",
     "get_agent",
@@ -58,6 +59,16 @@ def get_agent(name: str = DEFAULT_AGENT) -> Agent:
         module, _, attr = where.partition(":")
         agent = _loaded[where] = getattr(importlib.import_module(module), attr)()
     return agent
+
+
+def agent_for_source(source: str | None) -> Agent:
+    """The adapter whose memories carry ``source`` (``Agent.name``, e.g. ``copilot-cli``,
+    which is not always its registry name); the default agent for an unknown one."""
+    for name in ADAPTERS:
+        agent = get_agent(name)
+        if agent.name == source:
+            return agent
+    return get_agent()
 
 
 def found_agents() -> tuple[str, ...]:
