@@ -80,8 +80,9 @@ export const MemloomPlugin = async ({ directory }) => {
       try {
         const sessionID = input && input.sessionID;
         const prompt = typed(output && output.parts);
-        if (!RECALL || !sessionID || !prompt.trim()) return;
-        prompts.set(sessionID, (prompts.get(sessionID) || 0) + 1);
+        if (!sessionID || !prompt.trim()) return;
+        prompts.set(sessionID, (prompts.get(sessionID) || 0) + 1); // a new turn to capture
+        if (!RECALL) return;
         const run = hook("prompt-recall", { ...base(sessionID), prompt }).then((text) => {
           // Only memloom's own block: anything else it printed is not passed on.
           if (typeof text === "string" && text.trim().startsWith("<memloom-context>")) {
