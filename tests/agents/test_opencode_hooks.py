@@ -148,3 +148,81 @@ def test_the_hook_fast_path_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+# ---------------------------------------------------------------- the plugin itself (node)
+
+DRIVE = """
+import { pathToFileURL } from "node:url";
+const { MemloomPlugin } = await import(pathToFileURL(process.argv[2]).href);
+const hooks = await MemloomPlugin({ directory: "/home/dev/shop" });
+const prompt = (text) => ({ parts: [{ type: "text", text }] });
+const system = async (extra = []) => {
+  const output = { system: [...extra] };
+  await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1" }, output);
+  return output.system;
+};
+const out = {};
+await hooks["chat.message"]({ sessionID: "ses_1" }, prompt("first prompt"));
+out.title = await system(["You are a title generator. You output ONLY a thread title."]);
+out.first = await system(["You are opencode"]);
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_1" } } });
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_1" } } });
+await hooks["chat.message"]({ sessionID: "ses_1" }, prompt("second prompt"));
+out.second = await system(["You are opencode"]);
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_1" } } });
+console.log(JSON.stringify(out));
+"""
+
+FAKE_MEMLOOM = """#!/bin/sh
+# argv: hook <name> --agent opencode; stdin: the payload
+payload=$(cat)
+echo "$2 $payload" >> "$LOG"
+if [ "$2" = prompt-recall ]; then
+  prompt=$(echo "$payload" | sed 's/.*"prompt":"\\([^"]*\\)".*/\\1/')
+  printf '<memloom-context>\\nrecalled for: %s\\n</memloom-context>\\n' "$prompt"
+fi
+"""
+
+
+@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="no node")
+@pytest.mark.parametrize("recall", [True, False])
+def test_the_plugin_injects_memloom_s_blocks_and_queues_each_new_turn(tmp_path, recall):
+    import os
+    import subprocess
+
+    fake = tmp_path / "memloom"
+    fake.write_text(FAKE_MEMLOOM)
+    fake.chmod(0o755)
+    log = tmp_path / "calls.log"
+    plugin = tmp_path / "memloom.mjs"
+    plugin.write_text(hooks.plugin_text(str(fake), recall=recall))
+    drive = tmp_path / "drive.mjs"
+    drive.write_text(DRIVE)
+    env = {**os.environ, "LOG": str(log), "OPENCODE_DB": "/data/opencode.db"}
+    res = subprocess.run(
+        ["node", str(drive), str(plugin)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    calls = log.read_text().splitlines()
+    notifies = [json.loads(c.split(" ", 1)[1]) for c in calls if c.startswith("notify ")]
+    # One notify per idle after a new turn (not two for the same turn).
+    assert len(notifies) == 2
+    assert notifies[0] == {
+        "session_id": "ses_1",
+        "cwd": "/home/dev/shop",
+        "db": "/data/opencode.db",
+    }
+    assert out["title"] == ["You are a title generator. You output ONLY a thread title."]
+    if recall:
+        assert out["first"][1:] == [
+            "<memloom-context>\nrecalled for: first prompt\n</memloom-context>"
+        ]
+        # What memloom gave the session stays in every later request (OpenCode keeps no
+        # system text in its history), each block once.
+        assert "recalled for: first prompt" in out["second"][1]
+        assert out["second"][1].count("recalled for") == 2
+    else:
+        assert out["first"] == out["second"] == ["You are opencode"]
+        assert not any(c.startswith("prompt-recall") for c in calls)
