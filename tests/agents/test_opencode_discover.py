@@ -101,3 +101,22 @@ def test_a_sub_agent_session_named_by_path_is_a_sidecar(db):
         DiscoverOptions(paths=[store.session_path(db.path, "ses_x")])
     )
     assert found.files == [] and gone.skipped["missing"] == 1
+
+
+def test_a_channel_s_store_beside_the_default_one_is_read(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    for env in ("OPENCODE_DB", "KILO_DB"):
+        monkeypatch.delenv(env, raising=False)
+    beta = Store(data / "opencode" / "opencode-beta.db")
+    beta.session("ses_beta")
+    beta.message("user", text("typed in beta"), sid="ses_beta")
+    beta.message("assistant", text("ok"), sid="ses_beta")
+    agent = get_agent("opencode")
+    assert agent.found()
+    found = agent.discover(DiscoverOptions(quiet_seconds=0, days=None))
+    assert [f.session_id for f in found.files] == ["ses_beta"]
+    walked = agent.discover(DiscoverOptions(paths=[data]))  # its -wal and -shm are not stores
+    assert [f.session_id for f in walked.files] == ["ses_beta"] and not walked.skipped.get(
+        "unreadable"
+    )

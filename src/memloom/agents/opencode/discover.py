@@ -37,7 +37,8 @@ def _places(root: Path | None) -> tuple[list[Path], list[Path]]:
     if root is None:
         return home.stores(), home.legacy_roots()
     root = Path(root)
-    return [root / name for name in home.DB_NAMES], [root / home.LEGACY_DIR]
+    stores = [e for e in discovery.scan_sorted(root) if home.is_store_name(e.name)]
+    return [Path(e.path) for e in stores], [root / home.LEGACY_DIR]
 
 
 def _where(info: store.SessionInfo) -> Path:
@@ -170,7 +171,9 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
             else:
                 add(match[0])
             return
-        if not named and not (path.name in home.DB_NAMES or path.parent.parent.name == "session"):
+        if not named and not (
+            home.is_store_name(path.name) or path.parent.parent.name == "session"
+        ):
             return  # a folder walk looks for stores and session files by name
         if discovery.regular_stat(path, out) is None:
             return
@@ -181,7 +184,7 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
             else:
                 add(info)
             return
-        if path.name in home.DB_NAMES or named:
+        if home.is_store_name(path.name) or named:
             if store.is_store(path):
                 whole_store(path)
             elif named:

@@ -16,24 +16,27 @@ Standard library only (the hook fast path imports it).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
-    "DB_NAMES",
     "LEGACY_DIR",
     "PLUGIN_NAME",
     "config_dir",
     "data_home",
     "default_db",
+    "is_store_name",
     "legacy_roots",
     "plugin_path",
     "settings_path",
     "stores",
 ]
 
-#: The store files OpenCode and Kilo Code write (in their data folders).
-DB_NAMES = ("opencode.db", "kilo.db")
+#: The store files OpenCode and Kilo Code write in their data folders (``opencode.db``,
+#: ``kilo.db``), and those of a release channel's store (``opencode-<channel>.db``,
+#: ``kilo-<channel>.db``; channel stores are reported by third parties, UNVERIFIED).
+_STORE_NAME_RE = re.compile(r"(?:opencode|kilo)(?:-[A-Za-z0-9._]+)?\.db")
 #: ``<data>/storage/{session,message,part}/``: the JSON files of OpenCode before 1.2.
 LEGACY_DIR = "storage"
 #: memloom's plugin file in ``<config>/plugins/``.
@@ -52,6 +55,11 @@ def _xdg(env: Mapping[str, str] | None, var: str, default: str) -> Path:
     return (Path(home) if home else Path.home()) / default
 
 
+def is_store_name(name: str) -> bool:
+    """Whether a file name is that of an OpenCode or Kilo Code store (not its -wal/-shm)."""
+    return _STORE_NAME_RE.fullmatch(name) is not None
+
+
 def data_home(env: Mapping[str, str] | None = None, app: str = "opencode") -> Path:
     """``$XDG_DATA_HOME/<app>`` (default ``~/.local/share/<app>``)."""
     return _xdg(env, "XDG_DATA_HOME", ".local/share") / app
@@ -65,12 +73,19 @@ def default_db(env: Mapping[str, str] | None = None) -> Path:
 
 def stores(env: Mapping[str, str] | None = None) -> list[Path]:
     """Every store file to read: OpenCode's (:func:`default_db`), then Kilo Code's
-    (``$KILO_DB``, else ``<data>/kilo/kilo.db``)."""
+    (``$KILO_DB``, else ``<data>/kilo/kilo.db``), then any channel's store beside them."""
     kilo = _env(env).get("KILO_DB", "").strip()
-    return [
+    named = [
         default_db(env),
         Path(kilo).expanduser() if kilo else data_home(env, "kilo") / "kilo.db",
     ]
+    channels = [
+        p
+        for app in ("opencode", "kilo")
+        for p in sorted(data_home(env, app).glob(f"{app}-*.db"))
+        if is_store_name(p.name)
+    ]
+    return list(dict.fromkeys([*named, *channels]))
 
 
 def legacy_roots(env: Mapping[str, str] | None = None) -> list[Path]:
