@@ -43,6 +43,7 @@ AGENT_FOLDERS = {
     # constructed from Cursor's documented format, not recorded (its README says so)
     "cursor": "cursor",
     "qwen": "qwen",
+    "opencode": "opencode",
 }
 #: The repository's agent fixtures: an agent the shared folder has none of is read from here.
 REPO_AGENTS = REPO / "tests" / "fixtures" / "agents"
@@ -123,7 +124,21 @@ def agent_files(name: str, folder: Path) -> list[Path]:
     from memloom.agents import get_agent
 
     agent = get_agent(name)
-    return [p for p in sorted(folder.rglob("*")) if p.is_file() and agent.recognises(p)]
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and agent.recognises(p)]
+    if name == "opencode":  # a store holds many sessions: each is read by its own path
+        from memloom.agents.base import DiscoverOptions
+
+        return [f.path for f in agent.discover(DiscoverOptions(paths=files)).files]
+    return files
+
+
+def _size(paths: list[Path]) -> int:
+    """Bytes the reader reads: each file once (a store and its WAL for OpenCode sessions)."""
+    from memloom.agents import session_container
+
+    stores = {Path(session_container(p)) for p in paths}
+    wal = [Path(f"{p}-wal") for p in stores]
+    return sum(p.stat().st_size for p in [*stores, *wal] if p.exists())
 
 
 def parse_redact_chunk(name: str, files: list[Path], min_seconds: float = 1.0) -> dict[str, Any]:
@@ -133,10 +148,14 @@ def parse_redact_chunk(name: str, files: list[Path], min_seconds: float = 1.0) -
     from memloom.sessions.chunk import chunk_units
 
     agent, detector = get_agent(name), default_detector()
-    size = sum(p.stat().st_size for p in files)
+    size = _size(files)
 
     def one_pass() -> tuple[int, int]:
         units = chunks = 0
+        if name == "opencode":  # measure reading the store, not the rendering cache
+            from memloom.agents.opencode import store
+
+            store._cache.clear()
         for path in files:
             parsed = agent.read(path, final=True)
             for unit in parsed.units:

@@ -20,7 +20,10 @@ README. Sanitized, so that a re-run differs only where the agent's own ids and
 clocks differ: the sandbox's temporary HOME becomes ``/home/e2e`` (in contents and
 in file names: Claude Code names its project folder after the cwd), the sandbox
 beside it ``/tmp/e2e``, the repository path ``/repo``, the scripted model's port
-``PORT``. Nothing else is edited.
+``PORT``. Nothing else is edited. An OpenCode store (SQLite) is copied row by row,
+its ``session``, ``message`` and ``part`` tables only (a store also holds accounts and
+credentials), each text value sanitized, without a WAL; ``fixture.json`` names its
+sessions (``<store>#<session id>``).
 
 An agent that fails is reported and left out (its earlier fixtures stay); the exit
 status is 1 when any did.
@@ -32,6 +35,7 @@ import argparse
 import json
 import re
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -54,6 +58,7 @@ NPM = {
     "gemini": "@google/gemini-cli",
     "copilot": "@github/copilot",
     "qwen": "@qwen-code/qwen-code",
+    "opencode": "opencode-ai",
 }
 FACT = "The staging database for the shop listens on port 5433"
 PINNED = "Always run make lint before committing to the shop"
@@ -126,16 +131,53 @@ def record(driver: Driver, sb: Sandbox) -> list[Path]:
     return files
 
 
+#: The tables of an OpenCode store a fixture keeps (the sessions, nothing of the account).
+STORE_TABLES = ("session", "message", "part")
+
+
+def copy_store(path: Path, target: Path, sb: Sandbox) -> list[str]:
+    """An OpenCode store's sessions, sanitized value by value (byte edits would break the
+    SQLite pages); the session ids."""
+    src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    dst = sqlite3.connect(target)
+    try:
+        for table in STORE_TABLES:
+            query = "SELECT sql FROM sqlite_master WHERE name = ?"
+            (sql,) = src.execute(query, (table,)).fetchone()
+            dst.execute(sql)
+            rows = src.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+            clean = [
+                tuple(sanitize(v.encode(), sb).decode() if isinstance(v, str) else v for v in row)
+                for row in rows
+            ]
+            if clean:
+                marks = ", ".join("?" * len(clean[0]))
+                dst.executemany(f"INSERT INTO {table} VALUES ({marks})", clean)
+        indexes = "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+        for (sql,) in src.execute(f"{indexes} AND tbl_name IN {STORE_TABLES}"):
+            dst.execute(sql)  # OpenCode's own indexes: reads go the way they go on its store
+        dst.commit()
+        dst.execute("VACUUM")
+        return [r[0] for r in dst.execute("SELECT id FROM session ORDER BY time_created")]
+    finally:
+        src.close()
+        dst.close()
+
+
 def write(driver: Driver, sb: Sandbox, files: list[Path], ver: str) -> Path:
     dest = OUT / driver.name / f"e2e-{ver}"
     if dest.exists():
         shutil.rmtree(dest)
     names = []
+    sessions = []
     for path in files:
         rel = sanitize(str(path.relative_to(sb.home)).encode(), sb).decode()
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(sanitize(path.read_bytes(), sb))
+        if path.suffix == ".db":
+            sessions += [f"{rel}#{sid}" for sid in copy_store(path, target, sb)]
+        else:
+            target.write_bytes(sanitize(path.read_bytes(), sb))
         names.append(rel)
     doc = {
         "agent": driver.name,
@@ -143,6 +185,9 @@ def write(driver: Driver, sb: Sandbox, files: list[Path], ver: str) -> Path:
         "made": time.strftime("%Y-%m-%d", time.gmtime()),
         "memloom": revision(),
         "files": names,
+        **({"sessions": sessions} if sessions else {}),
+        # OpenCode's plugin adds memloom's text to the system prompt, which it never stores.
+        "injection_stored": driver.hooks and driver.name != "opencode",
         "prompts": PROMPTS,
         "answer": ANSWER,
         "injected": INJECTED,

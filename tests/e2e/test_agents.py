@@ -120,6 +120,8 @@ PAIRS = [
     ("aider", "claude-code"),
     ("qwen", "claude-code"),
     ("codex", "qwen"),
+    ("opencode", "codex"),
+    ("claude-code", "opencode"),
 ]
 
 

@@ -21,9 +21,11 @@ __all__ = [
     "DEFAULT_AGENT",
     "Agent",
     "agent_for_file",
+    "agent_for_source",
     "agent_names",
     "found_agents",
     "get_agent",
+    "session_container",
 ]
 
 DEFAULT_AGENT = "claude-code"
@@ -38,6 +40,7 @@ ADAPTERS: dict[str, str] = {
     "aider": "memloom.agents.aider:Aider",
     "cursor": "memloom.agents.cursor:Cursor",
     "qwen": "memloom.agents.qwen:QwenCode",
+    "opencode": "memloom.agents.opencode:OpenCode",
 }
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 
@@ -60,6 +63,16 @@ def get_agent(name: str = DEFAULT_AGENT) -> Agent:
     return agent
 
 
+def agent_for_source(source: str | None) -> Agent:
+    """The adapter whose memories carry ``source`` (``Agent.name``, e.g. ``copilot-cli``,
+    which is not always its registry name); the default agent for an unknown one."""
+    for name in ADAPTERS:
+        agent = get_agent(name)
+        if agent.name == source:
+            return agent
+    return get_agent()
+
+
 def found_agents() -> tuple[str, ...]:
     """The agents whose home exists on this machine (what a default import covers)."""
     return tuple(name for name in ADAPTERS if get_agent(name).found())
@@ -73,11 +86,22 @@ def agent_for_file(path: str | os.PathLike[str]) -> str | None:
 
     where = Path(path)
     try:  # only regular files are sniffed: opening a FIFO would block the import
-        if not stat.S_ISREG(os.stat(where).st_mode):
+        if not stat.S_ISREG(os.stat(session_container(where)).st_mode):
             return None
     except OSError:
         return None
     return next((name for name in ADAPTERS if get_agent(name).recognises(where)), None)
+
+
+def session_container(path: str | os.PathLike[str]) -> str:
+    """The file a session path is in: ``path`` itself, or for one session of a database
+    (``<store>#<session id>``, OpenCode) the store file."""
+    text = os.fspath(path)
+    if not os.path.exists(text):
+        store, sep, sid = text.rpartition("#")
+        if sep and sid and "/" not in sid and os.path.isfile(store):
+            return store
+    return text
 
 
 def __getattr__(name: str) -> object:

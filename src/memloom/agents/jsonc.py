@@ -1,9 +1,10 @@
 """Edit a JSON settings file as text, so that everything memloom does not touch keeps its bytes.
 
-Gemini CLI and Qwen Code read ``settings.json`` after stripping ``//`` and ``/* */``
-comments, so users keep comments in it. A load-and-dump round trip would lose them and
-reformat the file. :func:`parse` reads JSON-with-comments into nodes that know
-their character spans; the edit functions insert or delete exactly one member
+Gemini CLI and Qwen Code (``settings.json``) and OpenCode (``opencode.json``) read
+their settings after stripping ``//`` and ``/* */`` comments, so users keep comments in
+them. A load-and-dump round trip would lose them and reformat the file. :func:`parse`
+reads JSON-with-comments into nodes that know their character spans; the edit functions
+insert or delete exactly one member
 or array item, in the indentation style of the surrounding text, and removing
 what was inserted gives back the original text.
 

@@ -73,23 +73,24 @@ class CaptureWorker:
             queue.close()
 
     def _run_job(self, queue: Any, budget: Budget, job: Any) -> None:
-        from memloom.agents import DEFAULT_AGENT, agent_for_file, get_agent
+        from memloom.agents import DEFAULT_AGENT, agent_for_file, get_agent, session_container
 
         self.last_run = time.time()
         scope = load_scope(self.home)
         path = Path(job.transcript_path)
+        exists = Path(session_container(path)).exists()  # a session of a database: its file
         if not scope.enabled:
             queue.finish(job.id, "skipped", "capture is not enabled (memloom connect)")
             return
         # The job names a file; whose it is, its content says (hooks of every agent
         # and the sweep share one queue).
-        agent = (agent_for_file(path) if path.exists() else None) or DEFAULT_AGENT
+        agent = (agent_for_file(path) if exists else None) or DEFAULT_AGENT
         project = job.cwd or get_agent(agent).project_of(path)
         if not scope.covers(project):
             queue.finish(job.id, "skipped", f"out of scope: {project or 'unknown project'}")
             queue.log("worker_skipped", f"{path} ({project})")
             return
-        if not path.exists():
+        if not exists:
             queue.finish(job.id, "failed", "transcript no longer exists")
             return
         try:

@@ -52,6 +52,12 @@ _HOOKS = {
         "headless), and SessionStart and UserPromptSubmit context, to ~/.qwen/settings.json "
         "($QWEN_HOME respected)",
     ),
+    "opencode": (
+        "OpenCode",
+        "a plugin (~/.config/opencode/plugins/memloom.js: queues the session when it goes "
+        "idle, adds relevant memories to the system prompt) and `memloom mcp` under mcp in "
+        "opencode.json ($XDG_CONFIG_HOME respected)",
+    ),
 }
 
 

@@ -134,12 +134,12 @@ class Activity:
 
     def memory_context(self, memory_id: str, around: int = 5) -> dict[str, Any]:
         """The transcript lines each provenance row points at, with ``around`` lines either
-        side, read from the session file if it still exists (redacted as on import)."""
+        side, read from the session file if it still exists (redacted as on import), by
+        the reader of the agent the row names (lines are that agent's: an OpenCode line is
+        a message of ``<store>#<session id>``)."""
         from pathlib import Path
 
-        from memloom.agents import get_agent
-
-        agent = get_agent()  # the agent whose session files provenance rows cite
+        from memloom.agents import agent_for_source, session_container
 
         doc = self.get(memory_id)
         out = []
@@ -152,12 +152,14 @@ class Activity:
                 "lines": [],
             }
             path = Path(p.path) if p.path else None
-            if path is not None and path.is_file() and p.start_line and p.end_line:
+            exists = path is not None and Path(session_container(path)).is_file()
+            if path is not None and exists and p.start_line and p.end_line:
+                agent = agent_for_source(p.agent)
                 entry["exists"] = True
                 first = max(1, p.start_line - around)
                 last = p.end_line + around
                 chunk = bytearray()
-                with path.open("rb") as fh:
+                with agent.open(path) as fh:
                     for number, raw in enumerate(fh, start=1):
                         if number > last:
                             break

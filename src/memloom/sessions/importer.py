@@ -764,7 +764,7 @@ def import_agents(
     recognises goes to the default agent (Claude Code), whose reader counts what it
     cannot parse; a file of another agent than the one named is counted under
     ``not_transcripts``."""
-    from memloom.agents import agent_for_file, agent_names, found_agents
+    from memloom.agents import agent_for_file, agent_names, found_agents, session_container
 
     every = agent is None or agent == "all"
     if not every and agent not in agent_names():
@@ -779,7 +779,7 @@ def import_agents(
                 for name in names:
                     by_agent[name].append(path)
                 continue
-            owner = agent_for_file(path) if path.exists() else None
+            owner = agent_for_file(path) if Path(session_container(path)).exists() else None
             if owner is None:
                 # Named explicitly, that agent's reader decides; otherwise the default
                 # agent's, which skips and counts what it cannot parse (as before agents).

@@ -1,0 +1,70 @@
+"""What memloom's OpenCode plugin sends its hook commands on stdin, checked before use.
+
+The plugin (``plugin.js``) sends ``{"session_id", "cwd", "db", "prompt"?}``: the
+session's id (``ses_…``), OpenCode's directory, and the store OpenCode writes
+(``$OPENCODE_DB``, else ``$XDG_DATA_HOME/opencode/opencode.db``, worked out in
+OpenCode's own process). The store must be one of the stores memloom knows
+(:func:`.home.stores`) or lie in OpenCode's or Kilo Code's data folder, and exist; the
+queued path is ``<store>#<session id>``. Without a store, a legacy session file
+``storage/session/*/<id>.json`` is looked for.
+
+Standard library only: ``memloom hook … --agent opencode`` runs this.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memloom.agents.base import HookEvent
+from memloom.agents.files import check_transcript_path
+from memloom.agents.opencode import home
+from memloom.errors import NotificationRefused
+
+__all__ = ["NAME", "parse_hook_payload"]
+
+#: The registry name the capture queue keys on.
+NAME = "opencode"
+_SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def _store(text: Any, env: Mapping[str, str] | None) -> Path:
+    known = [p for p in home.stores(env)]
+    given = text if isinstance(text, str) and text.strip() else str(known[0])
+    for base in [*(p.parent for p in known), home.data_home(env), home.data_home(env, "kilo")]:
+        try:
+            return check_transcript_path(
+                given, base, suffixes=(".db",), folder="OpenCode data folder"
+            )
+        except NotificationRefused as exc:
+            refusal = exc
+    raise refusal
+
+
+def parse_hook_payload(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> HookEvent:
+    """The plugin's ``session.idle`` payload as a checked event, or NotificationRefused."""
+    sid = payload.get("session_id") or payload.get("sessionID")
+    if not isinstance(sid, str) or not _SAFE_ID_RE.match(sid.strip()):
+        raise NotificationRefused(f"session_id is not an OpenCode session id: {str(sid)[:80]!r}")
+    sid = sid.strip()
+    try:
+        db = _store(payload.get("db"), env)
+    except NotificationRefused:
+        for storage in home.legacy_roots(env):
+            legacy = next((storage / "session").glob(f"*/{sid}.json"), None)
+            if legacy is not None:
+                path = check_transcript_path(
+                    str(legacy), storage, suffixes=(".json",), folder="OpenCode storage"
+                )
+                return HookEvent(
+                    agent=NAME, transcript_path=path, session_id=sid, cwd=payload.get("cwd")
+                )
+        raise
+    path = Path(f"{db}#{sid}")
+    return HookEvent(
+        agent=NAME, transcript_path=path, session_id=sid, cwd=payload.get("cwd"), reason="idle"
+    )
