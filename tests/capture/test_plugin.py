@@ -106,7 +106,21 @@ def test_every_agent_starts_memloom_mcp():
     ]
     for found in servers:
         assert found == {"memloom": {"command": "memloom", "args": ["mcp"]}}
-    assert load(".codex-plugin/plugin.json")["mcpServers"] == "./.mcp.json"
+    codex = load(".codex-plugin/plugin.json")["mcpServers"]
+    assert codex == "./.mcp.codex.json"
+    server = load(".mcp.codex.json")["mcpServers"]["memloom"]
+    assert (server["command"], server["args"]) == ("memloom", ["mcp"])
+
+
+def test_codex_passes_memloom_s_settings_to_its_mcp_server():
+    """Codex starts MCP servers with a bare environment: without these, ``memloom mcp``
+    opened another home, or refused a store stamped by another embedder."""
+    wanted = {
+        "MEMLOOM_HOME", "MEMLOOM_DATABASE_URL", "MEMLOOM_LLM", "MEMLOOM_LLM_API_KEY",
+        "MEMLOOM_EMBEDDER", "MEMLOOM_EMBED_BASE_URL", "MEMLOOM_EMBED_MODEL",
+        "MEMLOOM_EMBED_API_KEY", "MEMLOOM_API_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+    }  # fmt: skip
+    assert wanted <= set(load(".mcp.codex.json")["mcpServers"]["memloom"]["env_vars"])
 
 
 def test_the_cursor_manifest_keeps_to_cursor_s_schema():
