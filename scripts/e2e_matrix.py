@@ -6,7 +6,9 @@
 
 Each cell is the outcome of that check for that agent (``pass``, ``FAIL``,
 ``skip``; ``n/a`` where the check does not apply, e.g. hooks for Aider); the
-last column is the seconds the agent's tests took. Versions come from the pins
+"plugin" column holds the four checks of memloom installed as the agent's plugin
+(tests/e2e/test_plugins.py); the last column is the seconds the agent's tests took.
+Results accumulate: a run of some tests replaces only their rows. Versions come from the pins
 (tests/e2e/package.json, tests/e2e/aider-requirements.txt).
 """
 
@@ -33,6 +35,15 @@ CHECKS = {
     "test_the_agent_answers_when_memloom_s_data_folder_is_unusable": "fails open",
     "test_disconnect_restores_the_config_files_exactly": "disconnect restores",
 }
+#: tests/e2e/test_plugins.py's checks of memloom installed as the agent's plugin, shown
+#: as one "plugin" column: install / hooks fire / injection seen / MCP tools listed.
+PLUGIN_CHECKS = {
+    "test_plugin_installs_with_the_agent_s_own_command": "install",
+    "test_plugin_hooks_fire": "hooks fire",
+    "test_plugin_injection_reaches_the_model": "injection seen",
+    "test_plugin_mcp_tools_are_offered_to_the_model": "MCP tools listed",
+}
+PLUGIN_COLUMN = "plugin: " + " / ".join(PLUGIN_CHECKS.values())
 #: memloom's agent name -> (label, npm package or PyPI requirement).
 AGENTS = {
     "claude-code": ("Claude Code", "@anthropic-ai/claude-code"),
@@ -58,6 +69,15 @@ def versions() -> dict[str, str]:
     return out
 
 
+def verdict(outcomes: list[str] | None) -> str:
+    """One cell: FAIL if any run failed, else pass if any passed, else skip; n/a: none ran."""
+    if not outcomes:
+        return "n/a"
+    if "FAIL" in outcomes:
+        return "FAIL"
+    return "pass" if "pass" in outcomes else "skip"
+
+
 def matrix(doc: dict) -> tuple[list[str], list[list[str]]]:
     cells: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     seconds: dict[str, float] = defaultdict(float)
@@ -68,23 +88,18 @@ def matrix(doc: dict) -> tuple[list[str], list[list[str]]]:
         column = "cross" if len(agents) == 2 else test["check"]
         for agent in agents:
             seconds[agent] += test["seconds"] / len(agents)
-            if column in CHECKS:
+            if column in CHECKS or column in PLUGIN_CHECKS:
                 cells[agent][column].append(outcome)
             else:
                 extra[agent].append(f"{test['check']}: {outcome}")
     pins = versions()
-    header = ["agent", "version", *CHECKS.values(), "other checks", "seconds"]
+    header = ["agent", "version", *CHECKS.values(), PLUGIN_COLUMN, "other checks", "seconds"]
     rows = []
     for agent in [a for a in AGENTS if a in seconds]:
         row = [AGENTS[agent][0], pins.get(agent, "?")]
-        for column in CHECKS:
-            got = cells[agent].get(column)
-            if not got:
-                row.append("n/a")
-            elif "FAIL" in got:
-                row.append("FAIL")
-            else:
-                row.append("pass" if "pass" in got else "skip")
+        row += [verdict(cells[agent].get(column)) for column in CHECKS]
+        plugin = [verdict(cells[agent].get(column)) for column in PLUGIN_CHECKS]
+        row.append("n/a" if set(plugin) == {"n/a"} else " / ".join(plugin))
         row.append("; ".join(extra[agent]) or "-")
         row.append(f"{seconds[agent]:.0f}")
         rows.append(row)

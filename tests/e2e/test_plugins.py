@@ -136,11 +136,19 @@ def prompt_for(driver: Driver) -> str:
 
 
 def offered(run: Run) -> set[str]:
-    """Every tool name the model was offered during the run: the request's tool list,
-    and the MCP tools Claude Code defers behind its ToolSearch tool (it lists their
-    ``mcp__<server>__<tool>`` names in the request instead)."""
-    names = {t["name"] for r in run.requests if isinstance(r.body, dict) for t in _tools(r.body)}
-    return names | set(re.findall(r"mcp__[A-Za-z0-9_]+", run.sent))
+    """Every tool name the model was offered during the run: the request's tool list
+    (a Codex namespace as ``<namespace>.<tool>``), and the MCP tools Claude Code defers
+    behind its ToolSearch tool (it lists their ``mcp__<server>__<tool>`` names in the
+    request instead)."""
+    names = set(re.findall(r"mcp__[A-Za-z0-9_]+", run.sent))
+    for request in run.requests:
+        if not isinstance(request.body, dict):
+            continue
+        names |= {t["name"] for t in _tools(request.body)}
+        for tool in request.body.get("tools") or []:
+            if isinstance(tool, dict) and tool.get("type") == "namespace":
+                names |= {f"{tool.get('name')}.{t.get('name')}" for t in tool.get("tools") or []}
+    return names
 
 
 def memloom_hooks_in_user_files(sb: Sandbox) -> list[Path]:
