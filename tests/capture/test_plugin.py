@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import memloom
-from memloom.capture.plugin import defers, older_than
+from memloom.capture.plugin import defers, older_than, plugin_installed
 from memloom.capture.scope import Scope, load_scope, save_scope
 from tests.capture.test_agent_hooks import hook
 
@@ -32,6 +32,7 @@ MANIFESTS = [
     "gemini-extension.json",
     ".cursor-plugin/plugin.json",
 ]
+MEMLOOM = [sys.executable, "-m", "memloom._entry"]
 SESSION = "3f1c2a9e-0000-4000-8000-00000000beef"
 
 
@@ -401,3 +402,62 @@ def test_the_plugin_s_first_session_end_chooses_to_capture_everything(tmp_path):
 def test_versions_compare_by_their_numbers():
     assert older_than("0.1.0", "0.2.0") and older_than("0.9.1", "0.10.0")
     assert not older_than("0.1.0", "0.1.0") and not older_than("1.0.0", "0.9.9")
+
+
+# --------------------------------------------------------------------------- connect's note
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("agent", "env_key", "record"),
+    [
+        (
+            "claude-code",
+            "CLAUDE_CONFIG_DIR",
+            {"settings.json": '{"enabledPlugins": {"memloom@memloom": true}}'},
+        ),
+        (
+            "copilot",
+            "COPILOT_HOME",
+            {
+                "config.json": '// managed\n{"installedPlugins": '
+                '[{"name": "memloom", "enabled": true}]}'
+            },
+        ),
+        ("gemini", "GEMINI_CLI_HOME", {".gemini/extensions/memloom/gemini-extension.json": "{}"}),
+        (
+            "codex",
+            "CODEX_HOME",
+            {"plugins/cache/memloom/memloom/0.1.0/.codex-plugin/plugin.json": "{}"},
+        ),
+    ],
+)
+def test_connect_notes_that_the_plugin_is_installed_too(tmp_path, agent, env_key, record):
+    """Where each agent records an installed plugin (as the pinned CLIs wrote it in
+    tests/e2e); ``connect`` then says the plugin's hooks stand down."""
+    root = tmp_path / "agent"
+    env = {"HOME": str(tmp_path), env_key: str(root)}
+    assert not plugin_installed(agent, env)
+    for rel, text in record.items():
+        write(root / rel, text)
+    assert plugin_installed(agent, env)
+    proc = subprocess.run(
+        [*MEMLOOM, "--home", str(tmp_path / "m"), "connect", agent, "--all", "--json"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    notes = json.loads(proc.stdout).get("notes", [])
+    assert any("plugin is installed" in n for n in notes), notes
+
+
+def test_a_disabled_plugin_is_not_installed(tmp_path):
+    root = tmp_path / "claude"
+    write(root / "settings.json", '{"enabledPlugins": {"memloom@memloom": false}}')
+    assert not plugin_installed("claude-code", {"CLAUDE_CONFIG_DIR": str(root)})
+    assert not plugin_installed("aider", {})

@@ -273,12 +273,14 @@ def test_plugin_without_memloom_the_agent_runs_and_is_told_once(
 
 @pytest.mark.parametrize("driver", PLUGGED, ids=ids)
 def test_plugin_and_connect_do_not_double_up(driver: Driver, sandbox: Sandbox, clone: Path):
-    """Both installed: connect's hooks do the work, the plugin's stand down, the memory
-    goes in once. After ``memloom disconnect`` the plugin recalls on its own."""
+    """Both installed: connect says so (it finds the agent's own record of the plugin),
+    its hooks do the work, the plugin's stand down, the memory goes in once. After
+    ``memloom disconnect`` the plugin recalls on its own."""
     prepare(sandbox, driver)
     for proc in install_plugin(sandbox, driver, clone):
         assert proc.returncode == 0, proc.stderr[-800:]
-    sandbox.memloom("connect", driver.name, "--all")
+    doc = sandbox.memloom("connect", driver.name, "--all", "--json")
+    assert any("plugin is installed" in n for n in doc.get("notes", [])), doc
     sandbox.save(FACT)
     run = driver.run(sandbox, QUESTION, env=run_env(driver))
     answered(run)

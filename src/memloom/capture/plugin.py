@@ -20,6 +20,7 @@ Standard library only (the hook fast path).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,7 +28,15 @@ from typing import Any
 
 from memloom.capture.scope import SCOPE_FILE, Scope, save_scope
 
-__all__ = ["UPGRADE_NOTE_ID", "adopt_scope", "defers", "older_than", "upgrade_note"]
+__all__ = [
+    "CONNECT_NOTE",
+    "UPGRADE_NOTE_ID",
+    "adopt_scope",
+    "defers",
+    "older_than",
+    "plugin_installed",
+    "upgrade_note",
+]
 
 #: Which of connect's hooks (``installed_hooks`` keys) do the job of each plugin hook.
 _SAME_JOB: dict[str, tuple[str, ...]] = {
@@ -70,3 +79,50 @@ def adopt_scope(home: Path) -> bool:
         return False
     save_scope(home, Scope(all=True))
     return True
+
+
+#: What ``memloom connect`` says when the agent has memloom's plugin too.
+CONNECT_NOTE = (
+    "memloom's plugin is installed in this agent too: while these hooks are installed "
+    "its hooks of the same kind stand down, so each fires once. `memloom disconnect "
+    "{agent}` leaves it all to the plugin."
+)
+
+
+def _json(path: Path) -> Any:
+    """A JSON file the agent manages (``//`` comment lines allowed); None if unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+        return json.loads("\n".join(lines))
+    except (OSError, ValueError):
+        return None
+
+
+def plugin_installed(name: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether agent ``name`` (as ``memloom connect`` names it) records memloom's plugin
+    as installed and not disabled, where each agent keeps that record (as the pinned
+    CLIs wrote it, tests/e2e)."""
+    if name not in ("claude-code", "copilot", "gemini", "codex"):
+        return False  # no plugin of memloom for it yet
+    from memloom.agents import get_agent
+
+    home = get_agent(name).home(env)
+    if name == "claude-code":  # settings.json: "enabledPlugins": {"memloom@<mkt>": true}
+        doc = _json(home / "settings.json")
+        enabled = doc.get("enabledPlugins") if isinstance(doc, dict) else None
+        return isinstance(enabled, dict) and any(
+            str(key).startswith("memloom@") and value is True for key, value in enabled.items()
+        )
+    if name == "copilot":  # config.json: "installedPlugins": [{"name", "enabled"}]
+        doc = _json(home / "config.json")
+        found = doc.get("installedPlugins") if isinstance(doc, dict) else None
+        return isinstance(found, list) and any(
+            isinstance(p, dict) and p.get("name") == "memloom" and p.get("enabled", True)
+            for p in found
+        )
+    if name == "gemini":  # extensions/<name>/gemini-extension.json
+        return (home / "extensions" / "memloom" / "gemini-extension.json").is_file()
+    if name == "codex":  # plugins/cache/<marketplace>/<plugin>/<version>/
+        return any((home / "plugins" / "cache").glob("*/memloom/*/.codex-plugin/plugin.json"))
+    return False

@@ -75,6 +75,10 @@ def _connect(
         "scope": {"all": scope.all, "projects": scope.projects, "recall": scope.recall},
     }
     notes = list(getattr(result, "notes", None) or [])
+    from memloom.capture.plugin import CONNECT_NOTE, plugin_installed
+
+    if plugin_installed(agent):
+        notes.append(CONNECT_NOTE.format(agent=agent))
     if notes:
         doc["notes"] = notes
     if json_:
