@@ -15,6 +15,9 @@ def main(argv: list[str] | None = None) -> None:
     home = None
     if len(args) >= 2 and args[0] == "--home":
         home, args = args[1], args[2:]
+    plugin = None
+    if len(args) >= 2 and args[-2] == "--plugin":  # a hook of memloom's agent plugin
+        plugin, args = args[-1], args[:-2]
     fast = len(args) == 2 or (len(args) == 4 and args[2] == "--agent")
     if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall", "session-start"):
         from memloom.capture.hooks_cli import run_hook
@@ -22,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
         # Only a process of its own (argv from the command line) may fork a notify
         # into the background; a caller passing argv gets it done before return.
         agent = args[3] if len(args) == 4 else None
-        sys.exit(run_hook(args[1], home, agent=agent, background=argv is None))
+        sys.exit(run_hook(args[1], home, agent=agent, background=argv is None, plugin=plugin))
     from memloom.cli import main as cli_main
 
     cli_main(argv)

@@ -36,12 +36,15 @@ with open(os.environ["EVIDENCE"], "w") as fh:
 """
 
 
-def run_hook(tmp_path: Path, home: Path, claude: Path, name: str, payload: dict) -> dict:
+def run_hook(
+    tmp_path: Path, home: Path, claude: Path, name: str, payload: dict, *extra: str
+) -> dict:
     evidence = tmp_path / f"{name}.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
     env.update(MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude), EVIDENCE=str(evidence))
+    env.update(HOME=str(tmp_path))  # the other agents' settings: none
     res = subprocess.run(
-        [sys.executable, "-c", SCRIPT, "hook", name],
+        [sys.executable, "-c", SCRIPT, "hook", name, *extra],
         input=json.dumps(payload),
         env=env,
         capture_output=True,
@@ -84,7 +87,20 @@ def test_notify_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs):
     assert (home / "capture.db").exists()  # and queued the session
 
 
-def test_prompt_recall_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs):
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (),
+        ("--agent", "claude-code", "--plugin", memloom.__version__),
+        ("--agent", "codex", "--plugin", memloom.__version__),
+        ("--agent", "gemini", "--plugin", memloom.__version__),
+        ("--agent", "copilot", "--plugin", memloom.__version__),
+    ],
+    ids=["connect", "plugin-claude-code", "plugin-codex", "plugin-gemini", "plugin-copilot"],
+)
+def test_prompt_recall_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs, extra):
+    """Also as the agent plugin's hook runs it (``--plugin``: it first reads the agent's
+    settings for connect's hooks)."""
     home, claude = dirs
     m = memloom.open(home=str(home), database_url=str(home / "memloom.db"))
     try:
@@ -104,9 +120,12 @@ def test_prompt_recall_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs):
         "hook_event_name": "UserPromptSubmit",
         "prompt": "where does the deploy script live?",
     }
-    doc = run_hook(tmp_path, home, claude, "prompt-recall", payload)
+    doc = run_hook(tmp_path, home, claude, "prompt-recall", payload, *extra)
     assert doc["exit"] == 0
-    assert "tools/deploy.sh" in doc["stdout"]  # the keyword fallback found the memory
+    assert "tools/deploy.sh" in doc["stdout"]
+    assert ("memloom.capture.plugin" in doc["modules"]) == bool(
+        extra
+    )  # the keyword fallback found the memory
     assert "memloom.capture.prompt" in doc["modules"]
     assert heavy(doc["modules"]) == []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,9 +46,10 @@ def sandbox(tmp_path, bins, agent_model, memloom_llm) -> Sandbox:
     return sb
 
 
-#: Where each run of the suite leaves its matrix (agent x check: outcome, seconds);
+#: Where the runs of the suite leave their matrix (agent x check: outcome, seconds);
 #: ``python scripts/e2e_matrix.py`` prints it and renders docs/agents.md's table.
-RESULTS = install.ROOT / "results.json"
+#: ``MEMLOOM_E2E_RESULTS`` puts them elsewhere (a worktree sharing the install folder).
+RESULTS = Path(os.environ.get("MEMLOOM_E2E_RESULTS") or install.ROOT / "results.json")
 _results: dict[str, dict[str, object]] = {}
 
 
@@ -79,6 +81,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     import json
     import time
 
+    # A run of some of the tests (one file, one agent) replaces their rows only: the
+    # matrix keeps what the other tests last gave.
+    try:
+        kept = json.loads(RESULTS.read_text())["tests"]
+    except (OSError, ValueError, KeyError):
+        kept = {}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"finished": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "tests": _results}
+    finished = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+    doc = {"finished": finished, "tests": {**kept, **_results}}
     RESULTS.write_text(json.dumps(doc, indent=1) + "\n")

@@ -120,6 +120,9 @@ class AgentModel:
 
     def __init__(self) -> None:
         self.requests: list[Request] = []
+        #: Seconds to hold the answer that calls a tool: an agent whose MCP servers
+        #: start after its first request (codex exec) offers them from the next one.
+        self.tool_turn_delay = 0.0
         self._lock = threading.Lock()
         owner = self
 
@@ -219,6 +222,8 @@ class AgentModel:
         if not isinstance(body, dict):
             h._json(400, {"error": {"message": "expected a JSON object"}})
             return
+        if self.tool_turn_delay and _wants_tool(body):
+            time.sleep(self.tool_turn_delay)
         if path.endswith("/messages/count_tokens"):
             h._json(200, {"input_tokens": 100})
         elif path.endswith("/messages"):

@@ -64,13 +64,14 @@ def notify(home: Path, agent: str, *, background: bool = False) -> None:
         return  # already recorded in the event log
 
 
-def prompt_recall(home: Path, agent: str) -> str:
+def prompt_recall(home: Path, agent: str, note: str = "") -> str:
     """The memories relevant to this prompt that this session was not shown yet, within
     ``[recall] prompt_tokens``; nothing at all when none passes the threshold.
 
     For an agent whose session-start context does not last (``digest_with_prompt``),
     the session's digest comes first, with the first prompt: its memories are then
-    recorded as shown like the others, so the digest is given once."""
+    recorded as shown like the others, so the digest is given once. ``note`` (the
+    plugin's upgrade note) leads the first output of the session."""
     from memloom.agents import get_agent
     from memloom.capture.prompt import (
         PROMPT_MEMORIES,
@@ -87,12 +88,10 @@ def prompt_recall(home: Path, agent: str) -> str:
 
     payload = _read_stdin()
     adapter = get_agent(agent)
+    lead = note if note and _claim_note(home, payload) else ""
     prompt = adapter.prompt_text(payload)  # what was typed, without the agent's wrapping
-    if not wants_recall(prompt):
-        return ""
-    scope = load_scope(home)
-    if not scope.recall:
-        return ""
+    if not wants_recall(prompt) or not load_scope(home).recall:
+        return adapter.format_context("prompt", lead) if lead else ""
     settings = load_settings(home)
     project = adapter.hook_cwd(payload) or None
 
@@ -122,10 +121,10 @@ def prompt_recall(home: Path, agent: str) -> str:
         shown = _once_per_session(home, settings, payload, pick_both)
         kept = {str(m["id"]) for m in shown}
         first = [m for m in digest if str(m["id"]) in kept]  # what this call claimed
-        parts = [format_digest(first), format_block(shown[len(first) :])]
-        block = "\n".join(part for part in parts if part)
+        parts = [lead, format_digest(first), format_block(shown[len(first) :])]
     else:
-        block = format_block(_once_per_session(home, settings, payload, pick))
+        parts = [lead, format_block(_once_per_session(home, settings, payload, pick))]
+    block = "\n".join(part for part in parts if part)
     return adapter.format_context("prompt", block) if block else ""
 
 
@@ -162,10 +161,10 @@ def _once_per_session(
     return shown
 
 
-def session_start(home: Path, agent: str) -> str:
+def session_start(home: Path, agent: str, note: str = "") -> str:
     """The project's digest (pinned memories, then its most-used preferences and
     procedures) within ``[recall] digest_tokens``, each memory once per session: what it
-    shows, prompt-time recall will not show again."""
+    shows, prompt-time recall will not show again. ``note``: as for :func:`prompt_recall`."""
     from memloom.agents import get_agent
     from memloom.capture.prompt import format_digest
     from memloom.capture.scope import load_scope
@@ -173,8 +172,11 @@ def session_start(home: Path, agent: str) -> str:
 
     payload = _read_stdin()
     adapter = get_agent(agent)
-    if adapter.digest_with_prompt or not load_scope(home).recall:
+    if adapter.digest_with_prompt:
         return ""  # the prompt hook gives the digest (an older install may still call this)
+    lead = note if note and _claim_note(home, payload) else ""
+    if not load_scope(home).recall:
+        return adapter.format_context("session-start", lead) if lead else ""
     settings = load_settings(home)
     project = adapter.hook_cwd(payload) or None
 
@@ -182,8 +184,25 @@ def session_start(home: Path, agent: str) -> str:
         return _digest(home, settings, project, seen)
 
     again = adapter.digest_each_start and payload.get("source") not in (None, "startup")
-    block = format_digest(_once_per_session(home, settings, payload, pick, again=again))
+    digest = format_digest(_once_per_session(home, settings, payload, pick, again=again))
+    block = "\n".join(part for part in (lead, digest) if part)
     return adapter.format_context("session-start", block) if block else ""
+
+
+def _claim_note(home: Path, payload: dict[str, Any]) -> bool:
+    """Whether this hook is the first of its agent session to give the plugin's note
+    (claimed like a shown memory; without a session id, every hook gives it)."""
+    from memloom.capture.plugin import UPGRADE_NOTE_ID
+    from memloom.capture.queues import open_queue
+
+    session = payload.get("session_id") or payload.get("sessionId")
+    if not isinstance(session, str) or not session:
+        return True
+    queue = open_queue(home)
+    try:
+        return bool(queue.record_injected(session, [UPGRADE_NOTE_ID]))
+    finally:
+        queue.close()
 
 
 def _digest(home: Path, settings: Any, project: str | None, seen: set[str]) -> list[Any]:
@@ -212,24 +231,40 @@ def _log(home: Path, kind: str, detail: str) -> None:
 
 
 def run_hook(
-    name: str, home: str | None, agent: str | None = None, *, background: bool = False
+    name: str,
+    home: str | None,
+    agent: str | None = None,
+    *,
+    background: bool = False,
+    plugin: str | None = None,
 ) -> int:
     """Run hook ``name`` for ``agent`` (default Claude Code); always exit status 0.
     ``background``: a notify returns once its payload is read (only for the hook's own
-    process: it forks)."""
+    process: it forks). ``plugin``: the version of the agent plugin whose hook this is
+    (:mod:`memloom.capture.plugin`): it stands down where ``memloom connect``'s hook of
+    the same kind is installed, and says once a session when memloom is older."""
     from memloom.agents import DEFAULT_AGENT
 
     where = _home(home)
+    agent = agent or DEFAULT_AGENT
     try:
+        note = ""
+        if plugin is not None:
+            import memloom
+            from memloom.agents import get_agent
+            from memloom.capture.plugin import adopt_scope, defers, older_than, upgrade_note
+
+            if defers(get_agent(agent), name):
+                return 0  # connect's hook of this kind runs: one hook fires once
+            if name == "notify":
+                adopt_scope(where)
+            if older_than(memloom.__version__, plugin):
+                note = upgrade_note(memloom.__version__, plugin)
         if name == "notify":
-            notify(where, agent or DEFAULT_AGENT, background=background)
-        elif name == "session-start":
-            block = session_start(where, agent or DEFAULT_AGENT)
-            if block:
-                sys.stdout.write(block)
-                sys.stdout.flush()
+            notify(where, agent, background=background)
         else:
-            block = prompt_recall(where, agent or DEFAULT_AGENT)
+            make = session_start if name == "session-start" else prompt_recall
+            block = make(where, agent, note)
             if block:
                 sys.stdout.write(block)
                 sys.stdout.flush()

@@ -93,6 +93,10 @@ def _connect(
         "scope": {"all": scope.all, "projects": scope.projects, "recall": scope.recall},
     }
     notes = list(getattr(result, "notes", None) or [])
+    from memloom.capture.plugin import CONNECT_NOTE, plugin_installed
+
+    if plugin_installed(agent):
+        notes.append(CONNECT_NOTE.format(agent=agent))
     if notes:
         doc["notes"] = notes
     if json_:
@@ -311,33 +315,45 @@ HookAgent = Annotated[
     str | None,
     typer.Option("--agent", help="The agent running the hook (default claude-code)."),
 ]
+HookPlugin = Annotated[
+    str | None,
+    typer.Option(
+        "--plugin",
+        help="The version of memloom's agent plugin running the hook (hooks/memloom-hook).",
+        hidden=True,
+    ),
+]
 
 
 @hook_app.command("notify")
-def hook_notify(ctx: typer.Context, agent: HookAgent = None) -> None:
+def hook_notify(ctx: typer.Context, agent: HookAgent = None, plugin: HookPlugin = None) -> None:
     """Session or turn end: queue the session for import. Silent; always exits 0."""
     from memloom.capture.hooks_cli import run_hook
 
-    raise typer.Exit(run_hook("notify", home_arg(ctx), agent=agent))
+    raise typer.Exit(run_hook("notify", home_arg(ctx), agent=agent, plugin=plugin))
 
 
 @hook_app.command("prompt-recall")
-def hook_prompt_recall(ctx: typer.Context, agent: HookAgent = None) -> None:
+def hook_prompt_recall(
+    ctx: typer.Context, agent: HookAgent = None, plugin: HookPlugin = None
+) -> None:
     """A prompt was typed: print relevant memories as background context, in the
     agent's own output format. Always exits 0."""
     from memloom.capture.hooks_cli import run_hook
 
-    raise typer.Exit(run_hook("prompt-recall", home_arg(ctx), agent=agent))
+    raise typer.Exit(run_hook("prompt-recall", home_arg(ctx), agent=agent, plugin=plugin))
 
 
 @hook_app.command("session-start")
-def hook_session_start(ctx: typer.Context, agent: HookAgent = None) -> None:
+def hook_session_start(
+    ctx: typer.Context, agent: HookAgent = None, plugin: HookPlugin = None
+) -> None:
     """A session started: reads the payload and adds nothing yet (the project digest
     is still to come). Installed by connect for agents with a SessionStart hook, so
     they have a command that always exits 0."""
     from memloom.capture.hooks_cli import run_hook
 
-    raise typer.Exit(run_hook("session-start", home_arg(ctx), agent=agent))
+    raise typer.Exit(run_hook("session-start", home_arg(ctx), agent=agent, plugin=plugin))
 
 
 def status(ctx: typer.Context, json_: JsonOpt = False) -> None:

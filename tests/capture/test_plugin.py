@@ -1,0 +1,463 @@
+"""memloom as each agent's plugin: the manifests, the fail-open hook wrapper, and the
+plugin's hooks standing down where ``memloom connect``'s hooks are installed.
+
+The wrapper (``hooks/memloom-hook``) is run as the agents run it, ``sh <path> <Event>``,
+with a PATH that has no memloom, a memloom too old to know ``--plugin``, or a stand-in
+that records how it was called; the Python side runs as a real ``memloom hook``
+process. The real agents installing the plugin are tests/e2e/test_plugins.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import memloom
+from memloom.capture.plugin import defers, older_than, plugin_installed
+from memloom.capture.scope import Scope, load_scope, save_scope
+from tests.capture.test_agent_hooks import hook
+
+ROOT = Path(__file__).resolve().parents[2]
+WRAPPER = ROOT / "hooks" / "memloom-hook"
+MANIFESTS = [
+    ".claude-plugin/plugin.json",
+    ".codex-plugin/plugin.json",
+    "gemini-extension.json",
+    ".cursor-plugin/plugin.json",
+]
+MEMLOOM = [sys.executable, "-m", "memloom._entry"]
+SESSION = "3f1c2a9e-0000-4000-8000-00000000beef"
+
+
+def load(rel: str) -> dict:
+    return json.loads((ROOT / rel).read_text())
+
+
+def wrapper_version() -> str:
+    found = re.search(r"^PLUGIN_VERSION=(\S+)$", WRAPPER.read_text(), re.M)
+    assert found, "hooks/memloom-hook sets no PLUGIN_VERSION"
+    return found.group(1)
+
+
+# --------------------------------------------------------------------------- manifests
+
+
+def test_the_plugin_version_follows_memloom_s():
+    """Agents update a plugin when its version changes: every manifest, the marketplace
+    entries and the wrapper carry memloom's version."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert memloom.__version__ == project
+    versions = {rel: load(rel)["version"] for rel in MANIFESTS}
+    versions["marketplace"] = load(".claude-plugin/marketplace.json")["plugins"][0]["version"]
+    versions["hooks/memloom-hook"] = wrapper_version()
+    assert versions == dict.fromkeys(versions, project)
+
+
+def test_every_manifest_names_the_plugin_memloom():
+    for rel in MANIFESTS:
+        assert load(rel)["name"] == "memloom", rel
+    claude = load(".claude-plugin/marketplace.json")
+    assert [p["name"] for p in claude["plugins"]] == ["memloom"]
+    assert claude["plugins"][0]["source"] == "./"
+    codex = load(".agents/plugins/marketplace.json")
+    assert [p["source"] for p in codex["plugins"]] == [{"source": "local", "path": "./"}]
+
+
+@pytest.mark.parametrize("rel", ["hooks/hooks.json", "hooks/codex.json"])
+def test_hook_files_run_the_wrapper_and_set_no_timeout(rel):
+    """Claude Code and Codex read ``timeout`` as seconds, Gemini as milliseconds: one
+    shared file can set none."""
+    doc = load(rel)
+    handlers = [h for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
+    assert handlers
+    for h in handlers:
+        assert "timeout" not in h
+        assert h["type"] == "command" and "/hooks/memloom-hook" in h["command"]
+    for event, groups in doc["hooks"].items():
+        assert all(h["command"].split()[2] == event for g in groups for h in g["hooks"])
+
+
+def test_codex_names_its_own_hook_file_and_the_agent():
+    """Codex reads the file its manifest names (not hooks/hooks.json), so its commands
+    say ``codex``; the shared file leaves the agent to the wrapper."""
+    assert load(".codex-plugin/plugin.json")["hooks"] == "./hooks/codex.json"
+    codex = load("hooks/codex.json")["hooks"]
+    assert all(g["hooks"][0]["command"].endswith(" codex") for gs in codex.values() for g in gs)
+    shared = load("hooks/hooks.json")["hooks"]
+    assert set(shared) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "SessionEnd",
+        "BeforeAgent",
+        "AfterAgent",
+    }
+
+
+def test_every_agent_starts_memloom_mcp():
+    servers = [
+        load(".mcp.json")["mcpServers"],
+        load("gemini-extension.json")["mcpServers"],
+    ]
+    for found in servers:
+        assert found == {"memloom": {"command": "memloom", "args": ["mcp"]}}
+    codex = load(".codex-plugin/plugin.json")["mcpServers"]
+    assert codex == "./.mcp.codex.json"
+    server = load(".mcp.codex.json")["mcpServers"]["memloom"]
+    assert (server["command"], server["args"]) == ("memloom", ["mcp"])
+
+
+def test_codex_passes_memloom_s_settings_to_its_mcp_server():
+    """Codex starts MCP servers with a bare environment: without these, ``memloom mcp``
+    opened another home, or refused a store stamped by another embedder."""
+    wanted = {
+        "MEMLOOM_HOME", "MEMLOOM_DATABASE_URL", "MEMLOOM_LLM", "MEMLOOM_LLM_API_KEY",
+        "MEMLOOM_EMBEDDER", "MEMLOOM_EMBED_BASE_URL", "MEMLOOM_EMBED_MODEL",
+        "MEMLOOM_EMBED_API_KEY", "MEMLOOM_API_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+    }  # fmt: skip
+    assert wanted <= set(load(".mcp.codex.json")["mcpServers"]["memloom"]["env_vars"])
+
+
+def test_the_cursor_manifest_keeps_to_cursor_s_schema():
+    """Cursor's published schema (cursor/plugins, schemas/plugin.schema.json): ``name``
+    required and kebab-case, no other keys than it lists."""
+    allowed = {
+        "name", "displayName", "description", "version", "author", "publisher", "homepage",
+        "repository", "license", "logo", "keywords", "category", "tags", "commands",
+        "agents", "skills", "rules", "hooks", "variables", "mcpServers",
+    }  # fmt: skip
+    doc = load(".cursor-plugin/plugin.json")
+    assert set(doc) <= allowed
+    assert re.fullmatch(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?", doc["name"])
+
+
+@pytest.mark.parametrize("skill", ["remember", "recall", "status"])
+def test_skills_are_named_for_their_slash_command(skill):
+    """``skills/<name>/SKILL.md`` is ``/memloom:<name>`` in Claude Code and Copilot CLI
+    and a skill in Codex; Gemini CLI has the same three as commands/memloom/*.toml."""
+    text = (ROOT / "skills" / skill / "SKILL.md").read_text()
+    front = text.split("---")[1]
+    assert re.search(rf"^name: {skill}$", front, re.M)
+    assert re.search(r"^description: \S", front, re.M)
+    toml = tomllib.loads((ROOT / "commands" / "memloom" / f"{skill}.toml").read_text())
+    assert toml["description"] and toml["prompt"]
+
+
+# --------------------------------------------------------------------------- the wrapper
+
+
+def bin_dir(tmp_path: Path, memloom_script: str | None) -> Path:
+    """A PATH folder with the tools the wrapper uses and, if given, a ``memloom``."""
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    for tool in ("cat", "tr", "sed", "mkdir", "find", "rm", "dirname"):
+        if (folder / tool).exists():
+            continue
+        real = next(
+            Path(d) / tool
+            for d in os.environ["PATH"].split(os.pathsep)
+            if (Path(d) / tool).exists()
+        )
+        (folder / tool).symlink_to(real)
+    (folder / "memloom").unlink(missing_ok=True)
+    if memloom_script is not None:
+        exe = folder / "memloom"
+        exe.write_text("#!/bin/sh\n" + memloom_script)
+        exe.chmod(0o755)
+    return folder
+
+
+def run_wrapper(
+    tmp_path: Path,
+    event: str,
+    *extra: str,
+    memloom_script: str | None = None,
+    env: dict[str, str] | None = None,
+    session: str = SESSION,
+) -> subprocess.CompletedProcess:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    full = {
+        "PATH": str(bin_dir(tmp_path, memloom_script)),
+        "HOME": str(home),
+        **(env or {}),
+    }
+    payload = json.dumps({"session_id": session, "hook_event_name": event, "prompt": "hi"})
+    res = subprocess.run(
+        ["/bin/sh", str(WRAPPER), event, *extra],
+        input=payload,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert res.returncode == 0, res.stderr
+    return res
+
+
+def test_without_memloom_the_session_is_told_once_how_to_install_it(tmp_path):
+    first = run_wrapper(tmp_path, "SessionStart")
+    doc = json.loads(first.stdout)
+    text = doc["hookSpecificOutput"]["additionalContext"]
+    assert doc["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert doc["systemMessage"] == text
+    assert "memloom is not" in text and f"pipx install '{ROOT}'" in text
+    assert run_wrapper(tmp_path, "UserPromptSubmit").stdout == ""  # same session: once
+    assert run_wrapper(tmp_path, "SessionEnd").stdout == ""
+    other = run_wrapper(tmp_path, "UserPromptSubmit", session="another-session")
+    assert "memloom is not" in json.loads(other.stdout)["systemMessage"]
+
+
+def test_the_install_hint_suggests_uv_where_uv_is(tmp_path):
+    uv = bin_dir(tmp_path, None) / "uv"
+    uv.write_text("#!/bin/sh\nexit 0\n")
+    uv.chmod(0o755)
+    res = run_wrapper(tmp_path, "SessionStart")
+    assert f"uv tool install '{ROOT}'" in json.loads(res.stdout)["systemMessage"]
+
+
+@pytest.mark.parametrize(
+    ("env", "extra", "event", "expected"),
+    [
+        ({"COPILOT_CLI": "1"}, (), "SessionStart", {"additionalContext"}),
+        (
+            {"GEMINI_SESSION_ID": SESSION},
+            (),
+            "BeforeAgent",
+            {"systemMessage", "hookSpecificOutput"},
+        ),
+        ({}, ("codex",), "UserPromptSubmit", {"systemMessage", "hookSpecificOutput"}),
+    ],
+)
+def test_the_hint_is_in_each_agent_s_own_output_format(tmp_path, env, extra, event, expected):
+    """Copilot CLI injects only a top-level ``additionalContext``; Gemini CLI only JSON."""
+    res = run_wrapper(tmp_path, event, *extra, env=env)
+    assert set(json.loads(res.stdout)) == expected
+
+
+def test_a_memloom_too_old_for_the_plugin_is_said_once(tmp_path):
+    """An older memloom refuses ``--plugin`` (a usage error, exit 2): the wrapper still
+    exits 0 and says what to do, once a session."""
+    script = 'cat >/dev/null; echo "No such option: --plugin" >&2; exit 2\n'
+    res = run_wrapper(tmp_path, "SessionStart", memloom_script=script)
+    assert "needs a newer memloom" in json.loads(res.stdout)["systemMessage"]
+    assert run_wrapper(tmp_path, "UserPromptSubmit", memloom_script=script).stdout == ""
+
+
+RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"\n'
+
+
+@pytest.mark.parametrize(
+    ("env", "extra", "event", "call"),
+    [
+        ({}, (), "SessionStart", "session-start --agent claude-code"),
+        ({}, (), "UserPromptSubmit", "prompt-recall --agent claude-code"),
+        ({}, (), "SessionEnd", "notify --agent claude-code"),
+        ({"COPILOT_CLI": "1"}, (), "UserPromptSubmit", "prompt-recall --agent copilot"),
+        ({"COPILOT_CLI": "1"}, (), "SessionEnd", "notify --agent copilot"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "BeforeAgent", "prompt-recall --agent gemini"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "AfterAgent", "notify --agent gemini"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "SessionEnd", "notify --agent gemini"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "SessionStart", None),
+        ({}, ("codex",), "SessionStart", "session-start --agent codex"),
+        ({}, ("codex",), "Stop", "notify --agent codex"),
+        ({}, (), "BeforeAgent", None),  # Claude Code has no such event: nothing runs
+    ],
+)
+def test_each_agent_s_event_runs_the_hook_connect_would(tmp_path, env, extra, event, call):
+    res = run_wrapper(tmp_path, event, *extra, memloom_script=RECORD, env=env)
+    calls = tmp_path / "home" / "calls"
+    if call is None:
+        assert not calls.exists() and res.stdout == ""
+        return
+    assert calls.read_text() == f"hook {call} --plugin {wrapper_version()}\n"
+    assert json.loads((tmp_path / "home" / "stdin").read_text())["session_id"] == SESSION
+    assert json.loads(res.stdout) == {"ok": 1}
+
+
+def test_the_wrapper_is_posix_sh(tmp_path):
+    """The agents run it with ``sh``: dash (Debian's sh) must parse it."""
+    dash = Path("/bin/dash")
+    if not dash.exists():
+        pytest.skip("no dash here")
+    subprocess.run([str(dash), "-n", str(WRAPPER)], check=True)
+
+
+# --------------------------------------------------------------------------- memloom hook --plugin
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    m = memloom.open(home=str(home))
+    try:
+        m.store({"entries": [{"text": "The acme deploy script lives in tools/deploy.sh"}]})
+    finally:
+        m.close()
+    return home
+
+
+PROMPT = {
+    "session_id": SESSION,
+    "cwd": "/home/dev/acme",
+    "hook_event_name": "UserPromptSubmit",
+    "prompt": "where does the deploy script live?",
+}
+
+
+def claude_env(tmp_path: Path) -> dict[str, str]:
+    return {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+
+
+def test_the_plugin_hook_recalls_when_connect_s_hook_is_absent(tmp_path, seeded):
+    res = hook(
+        seeded,
+        claude_env(tmp_path),
+        "prompt-recall",
+        "--plugin",
+        memloom.__version__,
+        payload=PROMPT,
+    )
+    assert "tools/deploy.sh" in res.stdout
+
+
+def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_path, seeded):
+    """Both installed: connect's hook recalls, the plugin's prints nothing and claims
+    nothing, so connect's still gets the memory (one hook fires once)."""
+    env = claude_env(tmp_path)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memloom._entry",
+            "--home",
+            str(seeded),
+            "connect",
+            "claude-code",
+            "--all",
+        ],
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+    )
+    plugin = hook(seeded, env, "prompt-recall", "--plugin", memloom.__version__, payload=PROMPT)
+    assert plugin.stdout == ""
+    connected = hook(seeded, env, "prompt-recall", payload=PROMPT)
+    assert "tools/deploy.sh" in connected.stdout
+
+
+class FakeAgent:
+    def __init__(self, **found: bool) -> None:
+        self.found = found
+
+    def installed_hooks(self, env: object = None) -> dict[str, bool]:
+        return self.found
+
+
+def test_the_plugin_stands_down_hook_by_hook():
+    """``connect --no-recall`` installs the session-end hook only: the plugin's
+    session-end hook stands down, its prompt hooks do not; Gemini's SessionEnd hook
+    does a notify's job too; an unreadable settings file defers nothing."""
+    only_notify = FakeAgent(notify=True, prompt_recall=False, session_start=False)
+    assert defers(only_notify, "notify")
+    assert not defers(only_notify, "prompt-recall") and not defers(only_notify, "session-start")
+    assert defers(FakeAgent(notify=False, session_end=True), "notify")
+    assert not defers(FakeAgent(readable=False), "prompt-recall")
+
+
+def test_a_plugin_newer_than_memloom_is_said_once_a_session(tmp_path, seeded):
+    env = claude_env(tmp_path)
+    res = hook(seeded, env, "prompt-recall", "--plugin", "99.0.0", payload=PROMPT)
+    assert "older than the memloom plugin (99.0.0)" in res.stdout
+    assert "tools/deploy.sh" in res.stdout  # the hook still does its work
+    again = hook(
+        seeded,
+        env,
+        "prompt-recall",
+        "--plugin",
+        "99.0.0",
+        payload={**PROMPT, "prompt": "and the deploy script?"},
+    )
+    assert "older than" not in again.stdout
+
+
+def test_the_plugin_s_first_session_end_chooses_to_capture_everything(tmp_path):
+    """Installing the plugin is choosing capture, as ``connect --all`` is; a scope the
+    user chose stays as it is."""
+    home = tmp_path / "home"
+    payload = {"session_id": SESSION, "transcript_path": None, "cwd": "/x", "reason": "other"}
+    hook(home, claude_env(tmp_path), "notify", "--plugin", memloom.__version__, payload=payload)
+    assert load_scope(home).all
+    save_scope(home, Scope(projects=["acme"]))
+    hook(home, claude_env(tmp_path), "notify", "--plugin", memloom.__version__, payload=payload)
+    assert load_scope(home).projects == ["acme"] and not load_scope(home).all
+
+
+def test_versions_compare_by_their_numbers():
+    assert older_than("0.1.0", "0.2.0") and older_than("0.9.1", "0.10.0")
+    assert not older_than("0.1.0", "0.1.0") and not older_than("1.0.0", "0.9.9")
+
+
+# --------------------------------------------------------------------------- connect's note
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("agent", "env_key", "record"),
+    [
+        (
+            "claude-code",
+            "CLAUDE_CONFIG_DIR",
+            {"settings.json": '{"enabledPlugins": {"memloom@memloom": true}}'},
+        ),
+        (
+            "copilot",
+            "COPILOT_HOME",
+            {
+                "config.json": '// managed\n{"installedPlugins": '
+                '[{"name": "memloom", "enabled": true}]}'
+            },
+        ),
+        ("gemini", "GEMINI_CLI_HOME", {".gemini/extensions/memloom/gemini-extension.json": "{}"}),
+        (
+            "codex",
+            "CODEX_HOME",
+            {"plugins/cache/memloom/memloom/0.1.0/.codex-plugin/plugin.json": "{}"},
+        ),
+    ],
+)
+def test_connect_notes_that_the_plugin_is_installed_too(tmp_path, agent, env_key, record):
+    """Where each agent records an installed plugin (as the pinned CLIs wrote it in
+    tests/e2e); ``connect`` then says the plugin's hooks stand down."""
+    root = tmp_path / "agent"
+    env = {"HOME": str(tmp_path), env_key: str(root)}
+    assert not plugin_installed(agent, env)
+    for rel, text in record.items():
+        write(root / rel, text)
+    assert plugin_installed(agent, env)
+    proc = subprocess.run(
+        [*MEMLOOM, "--home", str(tmp_path / "m"), "connect", agent, "--all", "--json"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    notes = json.loads(proc.stdout).get("notes", [])
+    assert any("plugin is installed" in n for n in notes), notes
+
+
+def test_a_disabled_plugin_is_not_installed(tmp_path):
+    root = tmp_path / "claude"
+    write(root / "settings.json", '{"enabledPlugins": {"memloom@memloom": false}}')
+    assert not plugin_installed("claude-code", {"CLAUDE_CONFIG_DIR": str(root)})
+    assert not plugin_installed("aider", {})
