@@ -190,7 +190,46 @@ def per_agent(agents_dir: Path, claude_root: Path) -> dict[str, Any]:
         files = agent_files(name, where if where.is_dir() else REPO_AGENTS / folder)
         if files:
             out[name] = parse_redact_chunk(name, files)
+    out.update(scaled(agents_dir, claude_root))
     return out
+
+
+#: Agents whose real fixtures are a few kB: also measured over their own records
+#: replayed to this many bytes (bench/agent_corpus.py).
+SCALED_BYTES = 5_000_000
+
+
+def scaled(agents_dir: Path, claude_root: Path) -> dict[str, Any]:
+    """``<agent> (scaled)`` rows: Qwen Code, Cursor and OpenCode over ~5 MB corpora
+    replayed from their fixtures, with the Claude Code transcripts' text."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import agent_corpus
+
+    def fixture(folder: str, pattern: str) -> Path:
+        for base in (agents_dir / folder, REPO_AGENTS / folder):
+            found = sorted(p for p in base.rglob(pattern) if "subagents" not in p.parts)
+            if found:
+                return max(found, key=lambda p: p.stat().st_size)
+        raise SystemExit(f"no {folder} fixture matching {pattern}")
+
+    text = agent_corpus.prose(agent_files("claude-code", claude_root))
+    work = Path(tempfile.mkdtemp(prefix="memloom-scaled-"))
+    try:
+        made = {
+            "qwen": agent_corpus.qwen(
+                fixture("qwen", "*.jsonl"), work / "qwen", text, SCALED_BYTES
+            ),
+            "cursor": agent_corpus.cursor(
+                fixture("cursor", "*.jsonl"), work / "cursor", text, SCALED_BYTES
+            ),
+        }
+        store = agent_corpus.opencode(
+            fixture("opencode", "opencode.db"), work / "opencode", text, SCALED_BYTES
+        )
+        made["opencode"] = agent_files("opencode", store.parent)
+        return {f"{name} (scaled)": parse_redact_chunk(name, files) for name, files in made.items()}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def run_import(home: Path, root: Path, llm: Any, **kw: Any) -> tuple[Any, float]:

@@ -66,6 +66,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             agent = getattr(driver, "name", None) or "→".join(
                 str(values[k]) for k in ("source", "target") if k in values
             )
+        if agent == "-":  # tests/e2e/test_<agent>.py: that agent's own checks
+            module = getattr(getattr(item, "module", None), "__name__", "")
+            agent = module.rpartition(".test_")[2].replace("_", "-") or "-"
         _results[item.nodeid] = {
             "check": check,
             "agent": agent,
