@@ -236,18 +236,7 @@ class BoundHooks:
 
 
 def _parse(path: Path, text: str) -> jsonc.Node:
-    try:
-        root = jsonc.parse(text)
-    except jsonc.JsoncError as exc:
-        raise SettingsError(
-            f"{path} is not valid JSON ({exc}); fix it and run again - memloom has not changed it"
-        ) from exc
-    if root.kind != "object":
-        raise SettingsError(f"{path} does not hold a JSON object; memloom has not changed it")
-    found = root.member("hooks")
-    if found is not None and found[1].value.kind != "object":
-        raise SettingsError(f"'hooks' in {path} is not an object; memloom has not changed it")
-    return root
+    return jsonc.parse_settings(path, text, "hooks")
 
 
 def _hooks_node(root: jsonc.Node) -> jsonc.Node | None:

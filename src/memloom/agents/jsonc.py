@@ -17,9 +17,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memloom.agents.hookfile import UnterminatedComment, skip_blank
+from memloom.errors import SettingsError
 
 __all__ = [
     "JsoncError",
@@ -161,6 +163,24 @@ def parse(text: str) -> Node:
 
 
 # --------------------------------------------------------------------------- layout
+
+
+def parse_settings(path: Path, text: str, member: str) -> Node:
+    """``text`` of the settings file ``path`` as a JSON object whose ``member`` (the part
+    memloom edits), if present, is an object too; a :class:`SettingsError` that says the
+    file was left unchanged otherwise."""
+    try:
+        root = parse(text)
+    except JsoncError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON ({exc}); fix it and run again - memloom has not changed it"
+        ) from exc
+    if root.kind != "object":
+        raise SettingsError(f"{path} does not hold a JSON object; memloom has not changed it")
+    found = root.member(member)
+    if found is not None and found[1].value.kind != "object":
+        raise SettingsError(f"'{member}' in {path} is not an object; memloom has not changed it")
+    return root
 
 
 def _line_indent(text: str, pos: int) -> str:

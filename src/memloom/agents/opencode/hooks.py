@@ -63,18 +63,7 @@ def _mcp_entry(command: str) -> dict[str, Any]:
 
 
 def _parse(path: Path, text: str) -> jsonc.Node:
-    try:
-        root = jsonc.parse(text)
-    except jsonc.JsoncError as exc:
-        raise SettingsError(
-            f"{path} is not valid JSON ({exc}); fix it and run again - memloom has not changed it"
-        ) from exc
-    if root.kind != "object":
-        raise SettingsError(f"{path} does not hold a JSON object; memloom has not changed it")
-    found = root.member("mcp")
-    if found is not None and found[1].value.kind != "object":
-        raise SettingsError(f"'mcp' in {path} is not an object; memloom has not changed it")
-    return root
+    return jsonc.parse_settings(path, text, "mcp")
 
 
 def _ours(root: jsonc.Node) -> Any:
