@@ -5,7 +5,9 @@ From a clone of this repository (its files, as a user's ``git clone`` has them):
 * Claude Code: ``claude plugin marketplace add <clone>`` + ``claude plugin install
   memloom@memloom``; Copilot CLI: ``copilot plugin install <clone>`` (it reads
   ``.claude-plugin/``); Gemini CLI: ``gemini extensions install <clone> --consent``;
-  Codex: ``codex plugin marketplace add <clone>`` + ``codex plugin add memloom@memloom``.
+  Codex: ``codex plugin marketplace add <clone>`` + ``codex plugin add memloom@memloom``;
+  Qwen Code: ``qwen extensions install <clone>:memloom --consent`` (it installs the
+  Gemini extension, writing its own ``qwen-extension.json``, and runs hooks/hooks.json).
 * One headless session each: the plugin's hooks fire (the session is queued for
   capture, the project's memories are recalled), the recalled memory is in the
   model's request, and memloom's MCP tools are in the tool list the agent sends.
@@ -44,7 +46,7 @@ from tests.e2e.model import TOOL_TRIGGER, _tools
 from tests.e2e.test_agents import FACT, PINNED, QUESTION, answered
 
 REPO = Path(__file__).resolve().parents[2]
-PLUGGED = [DRIVERS[name] for name in ("claude-code", "copilot", "gemini", "codex")]
+PLUGGED = [DRIVERS[name] for name in ("claude-code", "copilot", "gemini", "codex", "qwen")]
 #: memloom's MCP tools the agent must offer the model (as ``<prefix>name``).
 MCP_TOOLS = ("save_memory", "recall_memory")
 HINT = "memloom is not"
@@ -102,6 +104,10 @@ def install_plugin(sb: Sandbox, driver: Driver, clone: Path) -> list[subprocess.
         return [agent(sb, driver, "plugin", "install", str(clone))]
     if driver.name == "gemini":
         return [agent(sb, driver, "extensions", "install", str(clone), "--consent")]
+    if (
+        driver.name == "qwen"
+    ):  # named: a bare <dir> opens a picker (.claude-plugin/marketplace.json)
+        return [agent(sb, driver, "extensions", "install", f"{clone}:memloom", "--consent")]
     config = driver.config(sb)  # type: ignore[attr-defined]
     config.write_text(config.read_text().replace("plugins = false", "plugins = true"))
     return [
@@ -117,11 +123,12 @@ GEMINI_POLICY = '[[rule]]\ntoolName = "mcp_memloom_*"\ndecision = "allow"\nprior
 
 def prepare(sb: Sandbox, driver: Driver) -> None:
     """What the agent needs to run here (offline, the scripted model); the user's own
-    settings where the driver keeps its offline keys there (Gemini), with the policy
+    settings where the driver keeps its offline keys there (Gemini, Qwen), with the policy
     README's Gemini install step writes."""
     driver.configure(sb)
-    if driver.name == "gemini":
+    if driver.name in ("gemini", "qwen"):  # their offline keys are the user's settings
         driver.seed_user_config(sb)
+    if driver.name == "gemini":
         policy = sb.home / ".gemini" / "policies" / "memloom.toml"
         policy.parent.mkdir(parents=True, exist_ok=True)
         policy.write_text(GEMINI_POLICY)

@@ -103,8 +103,12 @@ def plugin_installed(name: str, env: Mapping[str, str] | None = None) -> bool:
     """Whether agent ``name`` (as ``memloom connect`` names it) records memloom's plugin
     as installed and not disabled, where each agent keeps that record (as the pinned
     CLIs wrote it, tests/e2e)."""
-    if name not in ("claude-code", "copilot", "gemini", "codex"):
+    if name not in ("claude-code", "copilot", "gemini", "codex", "qwen"):
         return False  # no plugin of memloom for it yet
+    if name == "qwen":  # extensions/<name>/qwen-extension.json (written by its install)
+        from memloom.agents.qwen.home import qwen_home
+
+        return (qwen_home(env) / "extensions" / "memloom" / "qwen-extension.json").is_file()
     from memloom.agents import get_agent
 
     home = get_agent(name).home(env)
