@@ -30,6 +30,7 @@ MANIFESTS = [
     ".claude-plugin/plugin.json",
     ".codex-plugin/plugin.json",
     "gemini-extension.json",
+    "qwen-extension.json",
     ".cursor-plugin/plugin.json",
 ]
 MEMLOOM = [sys.executable, "-m", "memloom._entry"]
@@ -101,14 +102,15 @@ def test_codex_names_its_own_hook_file_and_the_agent():
     }
 
 
-def test_qwen_reads_the_shared_hook_file_with_claude_s_root_variable():
-    """Qwen Code installs the Gemini extension (writing its own qwen-extension.json
-    with no ``hooks``), then reads hooks/hooks.json and puts the extension's folder for
-    ``${CLAUDE_PLUGIN_ROOT}``; Gemini's ``${extensionPath}`` is then an unset shell
-    variable, empty. No qwen-extension.json of ours: it would take the place of the
-    converted one."""
-    assert not (ROOT / "qwen-extension.json").exists()
-    assert "hooks" not in load("gemini-extension.json")
+def test_qwen_reads_its_manifest_and_the_shared_hook_file():
+    """Qwen Code reads qwen-extension.json (``qwen extensions link`` needs it; without
+    it ``install`` converts the Gemini manifest). It names no ``hooks``: Qwen then
+    reads hooks/hooks.json and puts the extension's folder for ``${CLAUDE_PLUGIN_ROOT}``
+    in its commands (Gemini's ``${extensionPath}`` is an unset shell variable, empty).
+    It says what the Gemini manifest says, as Gemini reads it."""
+    qwen = load("qwen-extension.json")
+    assert "hooks" not in qwen and "hooks" not in load("gemini-extension.json")
+    assert qwen == load("gemini-extension.json")
     for groups in load("hooks/hooks.json")["hooks"].values():
         for g in groups:
             command = g["hooks"][0]["command"]
@@ -137,7 +139,8 @@ def test_every_agent_starts_memloom_mcp():
     assert load(".cursor-plugin/plugin.json")["mcpServers"] == "./.mcp.json"
     servers = [
         load(".mcp.json")["mcpServers"],
-        load("gemini-extension.json")["mcpServers"],  # Qwen Code's too (it converts it)
+        load("gemini-extension.json")["mcpServers"],
+        load("qwen-extension.json")["mcpServers"],
     ]
     for found in servers:
         assert found == {"memloom": {"command": "memloom", "args": ["mcp"]}}
@@ -570,6 +573,7 @@ def write(path: Path, text: str) -> None:
             {"plugins/cache/memloom/memloom/0.1.0/.codex-plugin/plugin.json": "{}"},
         ),
         ("qwen", "QWEN_HOME", {"extensions/memloom/qwen-extension.json": "{}"}),
+        ("qwen", "QWEN_HOME", {"extensions/memloom/.qwen-extension-install.json": "{}"}),
     ],
 )
 def test_connect_notes_that_the_plugin_is_installed_too(tmp_path, agent, env_key, record):

@@ -6,8 +6,9 @@ From a clone of this repository (its files, as a user's ``git clone`` has them):
   memloom@memloom``; Copilot CLI: ``copilot plugin install <clone>`` (it reads
   ``.claude-plugin/``); Gemini CLI: ``gemini extensions install <clone> --consent``;
   Codex: ``codex plugin marketplace add <clone>`` + ``codex plugin add memloom@memloom``;
-  Qwen Code: ``qwen extensions install <clone>:memloom --consent`` (it installs the
-  Gemini extension, writing its own ``qwen-extension.json``, and runs hooks/hooks.json).
+  Qwen Code: ``qwen extensions install <clone>:memloom --consent`` (its
+  ``qwen-extension.json``, which names no hooks: it runs hooks/hooks.json); also
+  ``qwen extensions link <clone>``.
 * One headless session each: the plugin's hooks fire (the session is queued for
   capture, the project's memories are recalled), the recalled memory is in the
   model's request, and memloom's MCP tools are in the tool list the agent sends.
@@ -323,3 +324,28 @@ def test_gemini_lists_the_extension_with_its_mcp_server(sandbox: Sandbox, clone:
         (sandbox.home / ".gemini/extensions/memloom/gemini-extension.json").read_text()
     )
     assert manifest["mcpServers"]["memloom"]["args"] == ["mcp"]
+
+
+def test_qwen_links_the_extension_from_the_clone(sandbox: Sandbox, clone: Path):
+    """``qwen extensions link <clone>`` (the development route: Qwen reads the clone in
+    place; it needs qwen-extension.json and asks for consent on stdin, no flag): the
+    hooks run from the clone and recall, and ``memloom connect qwen`` sees the link."""
+    qwen = DRIVERS["qwen"]
+    prepare(sandbox, qwen)
+    proc = subprocess.run(
+        [str(sandbox.bins["npm"] / qwen.binary), "extensions", "link", str(clone)],
+        cwd=str(sandbox.project),
+        env=sandbox.env(qwen.run_env(sandbox)),
+        input="y\n",
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0 and "linked successfully" in proc.stdout, proc.stdout[-800:]
+    sandbox.save(FACT)
+    run = qwen.run(sandbox, QUESTION)
+    answered(run)
+    assert run.requests[-1].text.count("5433") == 1
+    doc = sandbox.memloom("connect", "qwen", "--all", "--json")
+    assert any("plugin is installed" in n for n in doc.get("notes", [])), doc

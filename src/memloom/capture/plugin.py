@@ -81,6 +81,10 @@ def adopt_scope(home: Path) -> bool:
     return True
 
 
+#: Qwen Code's extensions/memloom/ holds the manifest (``qwen extensions install``) or
+#: only its install record pointing at the folder (``qwen extensions link``).
+_QWEN_RECORDS = ("qwen-extension.json", ".qwen-extension-install.json")
+
 #: What ``memloom connect`` says when the agent has memloom's plugin too.
 CONNECT_NOTE = (
     "memloom's plugin is installed in this agent too: while these hooks are installed "
@@ -105,10 +109,11 @@ def plugin_installed(name: str, env: Mapping[str, str] | None = None) -> bool:
     CLIs wrote it, tests/e2e)."""
     if name not in ("claude-code", "copilot", "gemini", "codex", "qwen"):
         return False  # no plugin of memloom for it yet
-    if name == "qwen":  # extensions/<name>/qwen-extension.json (written by its install)
+    if name == "qwen":  # extensions/memloom/: a copy (install) or a record (link)
         from memloom.agents.qwen.home import qwen_home
 
-        return (qwen_home(env) / "extensions" / "memloom" / "qwen-extension.json").is_file()
+        folder = qwen_home(env) / "extensions" / "memloom"
+        return any((folder / f).is_file() for f in _QWEN_RECORDS)
     from memloom.agents import get_agent
 
     home = get_agent(name).home(env)
