@@ -6,7 +6,7 @@
 
 Each cell is the outcome of that check for that agent (``pass``, ``FAIL``,
 ``skip``; ``n/a`` where the check does not apply, e.g. hooks for Aider); the
-"plugin" column holds the four checks of memloom installed as the agent's plugin
+"plugin" column holds the six checks of memloom installed as the agent's plugin
 (tests/e2e/test_plugins.py); the last column is the seconds the agent's tests took.
 Results accumulate: a run of some tests replaces only their rows. Versions come from the pins
 (tests/e2e/package.json, tests/e2e/aider-requirements.txt).
@@ -36,12 +36,15 @@ CHECKS = {
     "test_disconnect_restores_the_config_files_exactly": "disconnect restores",
 }
 #: tests/e2e/test_plugins.py's checks of memloom installed as the agent's plugin, shown
-#: as one "plugin" column: install / hooks fire / injection seen / MCP tools listed.
+#: as one "plugin" column: install / hooks fire / injection seen / MCP tools listed /
+#: not installed (no memloom on PATH) / no double-up (with memloom connect's hooks).
 PLUGIN_CHECKS = {
     "test_plugin_installs_with_the_agent_s_own_command": "install",
     "test_plugin_hooks_fire": "hooks fire",
     "test_plugin_injection_reaches_the_model": "injection seen",
     "test_plugin_mcp_tools_are_offered_to_the_model": "MCP tools listed",
+    "test_plugin_without_memloom_the_agent_runs_and_is_told_once": "not installed",
+    "test_plugin_and_connect_do_not_double_up": "no double-up",
 }
 PLUGIN_COLUMN = "plugin: " + " / ".join(PLUGIN_CHECKS.values())
 #: memloom's agent name -> (label, npm package or PyPI requirement).

@@ -95,8 +95,16 @@ def test_notify_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs):
         ("--agent", "codex", "--plugin", memloom.__version__),
         ("--agent", "gemini", "--plugin", memloom.__version__),
         ("--agent", "copilot", "--plugin", memloom.__version__),
+        ("--agent", "qwen", "--plugin", memloom.__version__),
     ],
-    ids=["connect", "plugin-claude-code", "plugin-codex", "plugin-gemini", "plugin-copilot"],
+    ids=[
+        "connect",
+        "plugin-claude-code",
+        "plugin-codex",
+        "plugin-gemini",
+        "plugin-copilot",
+        "plugin-qwen",
+    ],
 )
 def test_prompt_recall_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs, extra):
     """Also as the agent plugin's hook runs it (``--plugin``: it first reads the agent's

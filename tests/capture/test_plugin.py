@@ -30,6 +30,7 @@ MANIFESTS = [
     ".claude-plugin/plugin.json",
     ".codex-plugin/plugin.json",
     "gemini-extension.json",
+    "qwen-extension.json",
     ".cursor-plugin/plugin.json",
 ]
 MEMLOOM = [sys.executable, "-m", "memloom._entry"]
@@ -95,15 +96,51 @@ def test_codex_names_its_own_hook_file_and_the_agent():
         "SessionStart",
         "UserPromptSubmit",
         "SessionEnd",
+        "Stop",
         "BeforeAgent",
         "AfterAgent",
     }
 
 
+def test_qwen_reads_its_manifest_and_the_shared_hook_file():
+    """Qwen Code reads qwen-extension.json (``qwen extensions link`` needs it; without
+    it ``install`` converts the Gemini manifest). It names no ``hooks``: Qwen then
+    reads hooks/hooks.json and puts the extension's folder for ``${CLAUDE_PLUGIN_ROOT}``
+    in its commands (Gemini's ``${extensionPath}`` is an unset shell variable, empty).
+    It says what the Gemini manifest says, as Gemini reads it."""
+    qwen = load("qwen-extension.json")
+    assert "hooks" not in qwen and "hooks" not in load("gemini-extension.json")
+    assert qwen == load("gemini-extension.json")
+    for groups in load("hooks/hooks.json")["hooks"].values():
+        for g in groups:
+            command = g["hooks"][0]["command"]
+            assert command.startswith('sh "${CLAUDE_PLUGIN_ROOT}${extensionPath}/hooks/')
+
+
+def test_the_cursor_hook_file_installs_what_connect_cursor_does():
+    """``.cursor-plugin/plugin.json`` names hooks/cursor.json (an explicit path: Cursor
+    then does not also read hooks/hooks.json). Its events are the ones
+    ``memloom connect cursor`` installs, each naming the agent for the wrapper, in
+    Cursor's ``{"version": 1, "hooks": {event: [{"command"}]}}`` with no timeout."""
+    from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
+
+    assert load(".cursor-plugin/plugin.json")["hooks"] == "./hooks/cursor.json"
+    doc = load("hooks/cursor.json")
+    assert set(doc) == {"version", "hooks"} and doc["version"] == 1
+    assert set(doc["hooks"]) == {START_EVENT, *NOTIFY_EVENTS}
+    for event, entries in doc["hooks"].items():
+        assert len(entries) == 1 and set(entries[0]) == {"command"}
+        assert entries[0]["command"] == (
+            f'sh "${{CURSOR_PLUGIN_ROOT}}/hooks/memloom-hook" {event} cursor'
+        )
+
+
 def test_every_agent_starts_memloom_mcp():
+    assert load(".cursor-plugin/plugin.json")["mcpServers"] == "./.mcp.json"
     servers = [
         load(".mcp.json")["mcpServers"],
         load("gemini-extension.json")["mcpServers"],
+        load("qwen-extension.json")["mcpServers"],
     ]
     for found in servers:
         assert found == {"memloom": {"command": "memloom", "args": ["mcp"]}}
@@ -233,6 +270,13 @@ def test_the_install_hint_suggests_uv_where_uv_is(tmp_path):
             {"systemMessage", "hookSpecificOutput"},
         ),
         ({}, ("codex",), "UserPromptSubmit", {"systemMessage", "hookSpecificOutput"}),
+        (
+            {"QWEN_CODE_SESSION_ID": SESSION},
+            (),
+            "SessionStart",
+            {"systemMessage", "hookSpecificOutput"},
+        ),
+        ({}, ("cursor",), "sessionStart", {"additional_context"}),
     ],
 )
 def test_the_hint_is_in_each_agent_s_own_output_format(tmp_path, env, extra, event, expected):
@@ -268,6 +312,26 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({}, ("codex",), "SessionStart", "session-start --agent codex"),
         ({}, ("codex",), "Stop", "notify --agent codex"),
         ({}, (), "BeforeAgent", None),  # Claude Code has no such event: nothing runs
+        ({}, (), "Stop", None),  # Claude Code's Stop ends a turn, not the session
+        ({"COPILOT_CLI": "1"}, (), "Stop", None),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "Stop", None),
+        # Qwen Code (it sets GEMINI_PROJECT_DIR too, and maybe an inherited Gemini id)
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "SessionStart", "session-start --agent qwen"),
+        (
+            {"QWEN_CODE_SESSION_ID": SESSION, "GEMINI_SESSION_ID": "x"},
+            (),
+            "UserPromptSubmit",
+            "prompt-recall --agent qwen",
+        ),
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "Stop", "notify --agent qwen"),
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "SessionEnd", None),  # Stop already did
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "BeforeAgent", None),
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "AfterAgent", None),
+        # Cursor (its own hook file names the agent)
+        ({}, ("cursor",), "sessionStart", "session-start --agent cursor"),
+        ({}, ("cursor",), "stop", "notify --agent cursor"),
+        ({}, ("cursor",), "sessionEnd", "notify --agent cursor"),
+        ({}, ("cursor",), "beforeSubmitPrompt", None),
     ],
 )
 def test_each_agent_s_event_runs_the_hook_connect_would(tmp_path, env, extra, event, call):
@@ -279,6 +343,80 @@ def test_each_agent_s_event_runs_the_hook_connect_would(tmp_path, env, extra, ev
     assert calls.read_text() == f"hook {call} --plugin {wrapper_version()}\n"
     assert json.loads((tmp_path / "home" / "stdin").read_text())["session_id"] == SESSION
     assert json.loads(res.stdout) == {"ok": 1}
+
+
+def events_run(tmp_path: Path, rel: str, extra: tuple[str, ...], env: dict) -> set[tuple]:
+    """(event, memloom hook) for every event of hook file ``rel`` the wrapper runs."""
+    done = set()
+    for event in load(rel)["hooks"]:
+        res = run_wrapper(tmp_path, event, *extra, memloom_script=RECORD, env=env)
+        calls = tmp_path / "home" / "calls"
+        if calls.exists():
+            assert res.stdout.strip() == '{"ok": 1}'
+            for line in calls.read_text().splitlines():
+                done.add((event, line.split()[1]))
+            calls.unlink()
+    return done
+
+
+@pytest.mark.parametrize(
+    ("agent", "rel", "extra", "env"),
+    [
+        ("qwen", "hooks/hooks.json", (), {"QWEN_CODE_SESSION_ID": SESSION}),
+        ("cursor", "hooks/cursor.json", ("cursor",), {}),
+    ],
+)
+def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel, extra, env):
+    """Every event of the hook file the agent reads (the shared one has every agent's
+    events): what runs is what ``memloom connect <agent>`` installs, no hook twice."""
+    if agent == "qwen":
+        from memloom.agents.qwen.hooks import HOOKS
+
+        want = {(h.event, h.sub) for h in HOOKS.hooks}
+    else:
+        from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
+
+        want = {(e, "notify") for e in NOTIFY_EVENTS} | {(START_EVENT, "session-start")}
+    assert events_run(tmp_path, rel, extra, env) == want
+
+
+def test_a_cursor_session_start_gets_the_digest_in_cursor_s_output(tmp_path, seeded):
+    """Cursor's own payload (``conversation_id``, ``cursor_version``) through the wrapper
+    and the real ``memloom hook``: the digest comes back as ``additional_context``.
+    Cursor itself cannot run here: this is the plugin's Cursor path up to Cursor."""
+    m = memloom.open(home=str(seeded))
+    try:
+        stored = m.store({"entries": [{"text": "Always run make lint before pushing"}]})
+        m.pin(stored.ids[0])
+    finally:
+        m.close()
+    script = f'exec "{sys.executable}" -m memloom._entry --home "{seeded}" "$@"\n'
+    payload = {
+        "conversation_id": SESSION,
+        "session_id": SESSION,
+        "generation_id": "g-1",
+        "model": "auto",
+        "hook_event_name": "sessionStart",
+        "cursor_version": "2.3.0",
+        "workspace_roots": [str(tmp_path / "proj")],
+        "transcript_path": None,
+    }
+    (tmp_path / "proj").mkdir()
+    res = subprocess.run(
+        ["/bin/sh", str(WRAPPER), "sessionStart", "cursor"],
+        input=json.dumps(payload),
+        env={
+            "PATH": f"{bin_dir(tmp_path, script)}",
+            "HOME": str(tmp_path / "h"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert set(doc) == {"additional_context"}, doc
+    assert "make lint" in doc["additional_context"]
 
 
 def test_the_wrapper_is_posix_sh(tmp_path):
@@ -434,6 +572,8 @@ def write(path: Path, text: str) -> None:
             "CODEX_HOME",
             {"plugins/cache/memloom/memloom/0.1.0/.codex-plugin/plugin.json": "{}"},
         ),
+        ("qwen", "QWEN_HOME", {"extensions/memloom/qwen-extension.json": "{}"}),
+        ("qwen", "QWEN_HOME", {"extensions/memloom/.qwen-extension-install.json": "{}"}),
     ],
 )
 def test_connect_notes_that_the_plugin_is_installed_too(tmp_path, agent, env_key, record):

@@ -5,7 +5,10 @@ From a clone of this repository (its files, as a user's ``git clone`` has them):
 * Claude Code: ``claude plugin marketplace add <clone>`` + ``claude plugin install
   memloom@memloom``; Copilot CLI: ``copilot plugin install <clone>`` (it reads
   ``.claude-plugin/``); Gemini CLI: ``gemini extensions install <clone> --consent``;
-  Codex: ``codex plugin marketplace add <clone>`` + ``codex plugin add memloom@memloom``.
+  Codex: ``codex plugin marketplace add <clone>`` + ``codex plugin add memloom@memloom``;
+  Qwen Code: ``qwen extensions install <clone>:memloom --consent`` (its
+  ``qwen-extension.json``, which names no hooks: it runs hooks/hooks.json); also
+  ``qwen extensions link <clone>``.
 * One headless session each: the plugin's hooks fire (the session is queued for
   capture, the project's memories are recalled), the recalled memory is in the
   model's request, and memloom's MCP tools are in the tool list the agent sends.
@@ -44,7 +47,7 @@ from tests.e2e.model import TOOL_TRIGGER, _tools
 from tests.e2e.test_agents import FACT, PINNED, QUESTION, answered
 
 REPO = Path(__file__).resolve().parents[2]
-PLUGGED = [DRIVERS[name] for name in ("claude-code", "copilot", "gemini", "codex")]
+PLUGGED = [DRIVERS[name] for name in ("claude-code", "copilot", "gemini", "codex", "qwen")]
 #: memloom's MCP tools the agent must offer the model (as ``<prefix>name``).
 MCP_TOOLS = ("save_memory", "recall_memory")
 HINT = "memloom is not"
@@ -102,6 +105,10 @@ def install_plugin(sb: Sandbox, driver: Driver, clone: Path) -> list[subprocess.
         return [agent(sb, driver, "plugin", "install", str(clone))]
     if driver.name == "gemini":
         return [agent(sb, driver, "extensions", "install", str(clone), "--consent")]
+    if (
+        driver.name == "qwen"
+    ):  # named: a bare <dir> opens a picker (.claude-plugin/marketplace.json)
+        return [agent(sb, driver, "extensions", "install", f"{clone}:memloom", "--consent")]
     config = driver.config(sb)  # type: ignore[attr-defined]
     config.write_text(config.read_text().replace("plugins = false", "plugins = true"))
     return [
@@ -117,11 +124,12 @@ GEMINI_POLICY = '[[rule]]\ntoolName = "mcp_memloom_*"\ndecision = "allow"\nprior
 
 def prepare(sb: Sandbox, driver: Driver) -> None:
     """What the agent needs to run here (offline, the scripted model); the user's own
-    settings where the driver keeps its offline keys there (Gemini), with the policy
+    settings where the driver keeps its offline keys there (Gemini, Qwen), with the policy
     README's Gemini install step writes."""
     driver.configure(sb)
-    if driver.name == "gemini":
+    if driver.name in ("gemini", "qwen"):  # their offline keys are the user's settings
         driver.seed_user_config(sb)
+    if driver.name == "gemini":
         policy = sb.home / ".gemini" / "policies" / "memloom.toml"
         policy.parent.mkdir(parents=True, exist_ok=True)
         policy.write_text(GEMINI_POLICY)
@@ -316,3 +324,28 @@ def test_gemini_lists_the_extension_with_its_mcp_server(sandbox: Sandbox, clone:
         (sandbox.home / ".gemini/extensions/memloom/gemini-extension.json").read_text()
     )
     assert manifest["mcpServers"]["memloom"]["args"] == ["mcp"]
+
+
+def test_qwen_links_the_extension_from_the_clone(sandbox: Sandbox, clone: Path):
+    """``qwen extensions link <clone>`` (the development route: Qwen reads the clone in
+    place; it needs qwen-extension.json and asks for consent on stdin, no flag): the
+    hooks run from the clone and recall, and ``memloom connect qwen`` sees the link."""
+    qwen = DRIVERS["qwen"]
+    prepare(sandbox, qwen)
+    proc = subprocess.run(
+        [str(sandbox.bins["npm"] / qwen.binary), "extensions", "link", str(clone)],
+        cwd=str(sandbox.project),
+        env=sandbox.env(qwen.run_env(sandbox)),
+        input="y\n",
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0 and "linked successfully" in proc.stdout, proc.stdout[-800:]
+    sandbox.save(FACT)
+    run = qwen.run(sandbox, QUESTION)
+    answered(run)
+    assert run.requests[-1].text.count("5433") == 1
+    doc = sandbox.memloom("connect", "qwen", "--all", "--json")
+    assert any("plugin is installed" in n for n in doc.get("notes", [])), doc

@@ -81,6 +81,10 @@ def adopt_scope(home: Path) -> bool:
     return True
 
 
+#: Qwen Code's extensions/memloom/ holds the manifest (``qwen extensions install``) or
+#: only its install record pointing at the folder (``qwen extensions link``).
+_QWEN_RECORDS = ("qwen-extension.json", ".qwen-extension-install.json")
+
 #: What ``memloom connect`` says when the agent has memloom's plugin too.
 CONNECT_NOTE = (
     "memloom's plugin is installed in this agent too: while these hooks are installed "
@@ -103,8 +107,13 @@ def plugin_installed(name: str, env: Mapping[str, str] | None = None) -> bool:
     """Whether agent ``name`` (as ``memloom connect`` names it) records memloom's plugin
     as installed and not disabled, where each agent keeps that record (as the pinned
     CLIs wrote it, tests/e2e)."""
-    if name not in ("claude-code", "copilot", "gemini", "codex"):
+    if name not in ("claude-code", "copilot", "gemini", "codex", "qwen"):
         return False  # no plugin of memloom for it yet
+    if name == "qwen":  # extensions/memloom/: a copy (install) or a record (link)
+        from memloom.agents.qwen.home import qwen_home
+
+        folder = qwen_home(env) / "extensions" / "memloom"
+        return any((folder / f).is_file() for f in _QWEN_RECORDS)
     from memloom.agents import get_agent
 
     home = get_agent(name).home(env)
