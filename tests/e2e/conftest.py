@@ -18,6 +18,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/e2e/" in str(item.fspath).replace("\\", "/"):
             item.add_marker(pytest.mark.e2e)
+            # One worker runs the agents, one after the other (pytest -n 2 --dist
+            # loadgroup): they share .e2e/ and its results file.
+            item.add_marker(pytest.mark.xdist_group("agents"))
 
 
 @pytest.fixture(scope="session")
