@@ -25,7 +25,8 @@ def test_the_browser_is_a_real_chromium(chromium):
 def _pytest(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     probe = f"{Path(__file__).relative_to(ROOT)}::test_the_browser_is_a_real_chromium"
     return subprocess.run(
-        [sys.executable, "-m", "pytest", probe, "-q", "-p", "no:cacheprovider", *args],
+        # one test, in this process's own pytest (-n 0: no workers, plain output)
+        [sys.executable, "-m", "pytest", probe, "-q", "-n", "0", "-p", "no:cacheprovider", *args],
         cwd=ROOT,
         env={**os.environ, **env},
         capture_output=True,
