@@ -66,8 +66,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         if params is not None:
             values = params.params
             driver = values.get("driver")
-            agent = getattr(driver, "name", None) or "→".join(
-                str(values[k]) for k in ("source", "target") if k in values
+            agent = (
+                getattr(driver, "name", None)
+                or "→".join(str(values[k]) for k in ("source", "target") if k in values)
+                or "-"
             )
         if agent == "-":  # tests/e2e/test_<agent>.py: that agent's own checks
             module = getattr(getattr(item, "module", None), "__name__", "")
