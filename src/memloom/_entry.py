@@ -26,6 +26,10 @@ def main(argv: list[str] | None = None) -> None:
         # into the background; a caller passing argv gets it done before return.
         agent = args[3] if len(args) == 4 else None
         sys.exit(run_hook(args[1], home, agent=agent, background=argv is None, plugin=plugin))
+    if args in (["mcp"], ["mcp", "--transport", "stdio"]):  # what agents' MCP configs run
+        from memloom.mcp_stdio import serve
+
+        sys.exit(serve(home))
     from memloom.cli import main as cli_main
 
     cli_main(argv)

@@ -24,10 +24,11 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol
 
 import anyio
 from pydantic import Field
@@ -36,6 +37,7 @@ from pydantic import ValidationError as PydanticValidationError
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.server.stdio import stdio_server
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as _exc:  # pragma: no cover - depends on the environment
@@ -183,6 +185,14 @@ def _tool_errors() -> Iterator[None]:
 
 class _MemloomServer(MCPServer[Any]):
     """MCPServer whose argument-validation errors read as one line, like the engine's."""
+
+    async def run_lines(self, lines: Any, out: Any) -> None:
+        """Serve stdio-framed MCP over ``lines`` (async lines in) and ``out`` (``write``
+        and ``flush``), as the SDK's stdio transport does over the process's own."""
+        async with stdio_server(lines, out) as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+            )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -795,6 +805,67 @@ def run(
         pass
     finally:
         engine.close()
+
+
+class Wire(Protocol):
+    """The client's stream (:class:`memloom.mcp_stdio.Wire`)."""
+
+    def readline(self) -> bytes: ...
+    def send(self, data: bytes) -> None: ...
+
+
+class Session(Protocol):
+    """What the cache answered (:class:`memloom.mcp_stdio.Session`)."""
+
+    def asking(self, line: bytes) -> None: ...
+    def passes(self, line: bytes) -> bool: ...
+
+
+class _WireLines:
+    """The SDK server's input: the lines to replay, then the client's."""
+
+    def __init__(self, wire: Wire, session: Session, first: list[bytes]) -> None:
+        self._wire, self._session, self._first = wire, session, first
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        for raw in self._first:
+            self._session.asking(raw)
+            yield raw.decode("utf-8", "replace")
+        while raw := await anyio.to_thread.run_sync(self._wire.readline):
+            self._session.asking(raw)
+            yield raw.decode("utf-8", "replace")
+
+
+class _WireOut:
+    """The SDK server's output: to the client, but for its answers to replayed requests."""
+
+    def __init__(self, wire: Wire, session: Session) -> None:
+        self._wire, self._session = wire, session
+
+    async def write(self, text: str) -> None:
+        data = text.encode()
+        if self._session.passes(data):
+            await anyio.to_thread.run_sync(self._wire.send, data)
+
+    async def flush(self) -> None:
+        return None  # ``Wire.send`` flushes each message
+
+
+def serve_wire(
+    home: Path, wire: Wire, session: Session, first: list[bytes], *, log_level: str = "WARNING"
+) -> None:
+    """Serve the rest of a stdio session that :mod:`memloom.mcp_stdio` began from its
+    cache: ``first`` are the lines the server must see first (the client's replayed
+    ``initialize`` and notifications, then the line the cache could not answer). The
+    engine opens at the first tool call."""
+    _configure_logging(log_level)
+    server = build_server(lambda: memloom.open(home), log_level=log_level)
+    _exit_on_sigterm()
+    with suppress(KeyboardInterrupt):
+        anyio.run(server.run_lines, _WireLines(wire, session, first), _WireOut(wire, session))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -89,6 +89,10 @@ def mcp_command(
 
     Add it to Claude Code with: claude mcp add memloom -- memloom mcp
     """
+    if transport == "stdio":
+        from memloom.mcp_stdio import serve
+
+        raise typer.Exit(serve(home_arg(ctx), log_level.upper()))
     from memloom.mcp import run
 
     run(

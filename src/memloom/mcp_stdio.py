@@ -1,0 +1,247 @@
+"""``memloom mcp`` on stdio: the client's handshake answered at once.
+
+MCP clients start each configured server with the agent and wait for its answers
+to ``initialize`` and ``tools/list`` before the first prompt; ``opencode run`` does
+so on every run. The MCP SDK alone takes ~0.9 s to import and the engine ~0.4 s
+to open, so a plain start added ~2 s to every headless OpenCode prompt.
+
+Those answers depend only on the code of memloom and of the SDK, never on the
+store. So they are kept in ``<home>/mcp-handshake.json``, learnt from the SDK
+server's own answers the first time and keyed by the files they came from. While
+the cache holds them, this process answers the handshake and the list requests
+from the file, and loads the SDK only when the client asks something else (a
+tool call). The SDK server is then given the client's ``initialize`` again, and
+its answer to it is dropped, so from there on it serves the session as if it had
+from the start. A missing, stale or unreadable cache only means a slow start.
+
+Standard library only until the hand-over (``tests/test_mcp_stdio.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, BinaryIO
+
+CACHE_FILE = "mcp-handshake.json"
+
+#: Requests whose answers depend only on the server's code and the protocol version.
+STATIC_METHODS = frozenset(
+    {"ping", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+)
+
+
+def fingerprint() -> str:
+    """What the cached answers depend on: memloom's version, and the files of
+    memloom's MCP server and of the SDK (paths, sizes and times)."""
+    from importlib.util import find_spec
+
+    import memloom
+
+    parts = [memloom.__version__]
+    for name in ("memloom.mcp", "mcp", "mcp_types"):
+        spec = find_spec(name)
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            parts.append(f"{name}:-")
+            continue
+        st = os.stat(origin)
+        parts.append(f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
+class AnswerCache:
+    """The SDK server's answers to the handshake and the list requests, on disk."""
+
+    def __init__(self, path: Path, stamp: str) -> None:
+        self.path = path
+        self.stamp = stamp
+        self.answers: dict[str, Any] = {}
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # none yet, or unreadable: the SDK answers, and fills it
+        if isinstance(doc, dict) and doc.get("fingerprint") == stamp:
+            answers = doc.get("answers")
+            self.answers = answers if isinstance(answers, dict) else {}
+
+    def get(self, key: str) -> Any:
+        return self.answers.get(key)
+
+    def learn(self, key: str, result: Any) -> None:
+        """Keep ``result``; written at once (atomically) when it is new."""
+        if self.answers.get(key) == result:
+            return
+        self.answers[key] = result
+        doc = {"fingerprint": self.stamp, "answers": self.answers}
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(doc), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError as exc:  # an unwritable data folder: every start is a slow one
+            sys.stderr.write(f"memloom mcp: cannot keep the handshake cache: {exc}\n")
+            with suppress(OSError):
+                tmp.unlink(missing_ok=True)
+
+
+def initialize_key(message: dict[str, Any]) -> str:
+    """The cache key of an ``initialize`` request: the protocol version it asks for."""
+    params = message.get("params")
+    asked = params.get("protocolVersion") if isinstance(params, dict) else None
+    return f"initialize {asked}"
+
+
+def static_key(message: dict[str, Any], version: str) -> str | None:
+    """The cache key of a request answerable from the cache, else None (a page
+    after the first, or another method)."""
+    params = message.get("params")
+    if message.get("method") not in STATIC_METHODS or "id" not in message:
+        return None
+    if isinstance(params, dict) and set(params) - {"_meta"}:
+        return None  # a cursor, or anything else that could change the answer
+    return f"{version} {message['method']}"
+
+
+def id_key(request_id: Any) -> str:
+    """JSON-RPC ids are numbers or strings; 1 and "1" are different requests."""
+    return json.dumps(request_id)
+
+
+class Wire:
+    """The client's stream, on private descriptors. The process's fd 0 then reads
+    /dev/null and fd 1 writes to stderr, so nothing the engine or a library prints
+    can corrupt the protocol (as the SDK's own stdio transport does)."""
+
+    def __init__(self) -> None:
+        self.reader: BinaryIO = os.fdopen(os.dup(0), "rb")
+        self.writer: BinaryIO = os.fdopen(os.dup(1), "wb")
+        try:
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+            os.dup2(2, 1)
+        except OSError:  # no stderr to divert to: stray output is the risk left
+            pass
+
+    def readline(self) -> bytes:
+        return self.reader.readline()
+
+    def send(self, data: bytes) -> None:
+        self.writer.write(data)
+        self.writer.flush()
+
+    def answer(self, request_id: Any, result: Any) -> None:
+        message = {"jsonrpc": "2.0", "id": request_id, "result": result}
+        self.send(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+
+class Session:
+    """What the cache answered, for the hand-over: the lines the SDK server must
+    see again (the client's ``initialize`` and its notifications), the ids whose
+    answers the client already has, and the negotiated protocol version."""
+
+    def __init__(self, wire: Wire, cache: AnswerCache) -> None:
+        self.wire = wire
+        self.cache = cache
+        self.replay: list[bytes] = []
+        self.answered: set[str] = set()
+        self.version: str | None = None
+        self.pending: dict[str, str] = {}  # id -> what the SDK's answer will teach the cache
+
+    def take(self, line: bytes) -> bool:
+        """Answer ``line`` from the cache if it can be; False when the SDK must."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False  # the SDK answers a parse error
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return False  # a batch, a response: the SDK's
+        method = message["method"]
+        if self.version is None:
+            if method != "initialize" or "id" not in message:
+                return False
+            result = self.cache.get(initialize_key(message))
+            if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), str):
+                return False
+            self.wire.answer(message["id"], result)
+            self.version = result["protocolVersion"]
+            self.replay.append(line)
+            self.answered.add(id_key(message["id"]))
+            return True
+        if "id" not in message:  # a notification: ``initialized`` and the like
+            if method != "notifications/cancelled":  # nothing of the cache's to cancel
+                self.replay.append(line)
+            return True
+        key = static_key(message, self.version)
+        result = self.cache.get(key) if key is not None else None
+        if result is None:
+            return False
+        self.wire.answer(message["id"], result)
+        return True
+
+    def asking(self, line: bytes) -> None:
+        """A line on its way to the SDK server: note a request whose answer the cache keeps."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or "id" not in message:
+            return
+        if message.get("method") == "initialize":
+            self.pending[id_key(message["id"])] = initialize_key(message)
+        elif static_key(message, "") is not None:
+            self.pending[id_key(message["id"])] = str(message["method"])
+
+    def passes(self, line: bytes) -> bool:
+        """A line the SDK server wrote: False for its answer to a replayed request (the
+        client has it from the cache); an answer the cache keeps is learnt."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return True
+        if not isinstance(message, dict) or "method" in message or "id" not in message:
+            return True  # a request or notification of the server's
+        key = id_key(message["id"])
+        learn = self.pending.pop(key, None)
+        if key in self.answered:
+            self.answered.discard(key)
+            return False
+        result = message.get("result")
+        if learn is None or not isinstance(result, dict):
+            return True
+        if learn.startswith("initialize "):
+            version = result.get("protocolVersion")
+            self.version = version if isinstance(version, str) else None
+            if self.version is not None:
+                self.cache.learn(learn, result)
+        elif self.version is not None:
+            self.cache.learn(f"{self.version} {learn}", result)
+        return True
+
+
+def serve(home: str | None = None, log_level: str = "WARNING") -> int:
+    """Serve MCP on stdio until the client closes it; the exit status."""
+    from memloom.config import ConfigError, load_settings, resolve_home
+
+    try:
+        where = resolve_home(home)
+        load_settings(where)  # unusable settings fail now, before anything is served
+    except ConfigError as exc:
+        sys.stderr.write(f"memloom mcp: error: {' '.join(str(exc).split())}\n")
+        return 1
+    wire = Wire()
+    session = Session(wire, AnswerCache(where / CACHE_FILE, fingerprint()))
+    while True:
+        line = wire.readline()
+        if not line:
+            return 0  # the client left without needing the SDK
+        if line.strip() and not session.take(line):
+            break
+    from memloom.mcp import serve_wire
+
+    serve_wire(where, wire, session, [*session.replay, line], log_level=log_level)
+    return 0
