@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from memloom.errors import ConfigError
-
-DEFAULT_HOME = Path("~/.memloom")
+from memloom.location import is_postgres_url, locate, sqlite_file
+from memloom.location import resolve_home as resolve_home  # re-exported
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Settings:
 
     @property
     def is_postgres(self) -> bool:
-        return self.database_url.startswith(("postgresql://", "postgres://"))
+        return is_postgres_url(self.database_url)
 
     @property
     def config_path(self) -> Path:
@@ -62,12 +62,7 @@ class Settings:
     @property
     def sqlite_path(self) -> Path | None:
         """The SQLite file, or None when the store is not SQLite."""
-        url = self.database_url
-        if self.is_postgres:
-            return None
-        if url.startswith("sqlite:///"):
-            return Path(url[len("sqlite:///") :])
-        return Path(url)
+        return sqlite_file(self.database_url)
 
 
 def redact_url(url: str) -> str:
@@ -98,24 +93,6 @@ def detector_for(settings: Settings) -> Any:
         return Detector(DetectConfig.from_toml_section(settings.redact))
     except ValueError as exc:
         raise ConfigError(f"[redact] in {settings.config_path}: {exc}") from exc
-
-
-def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    if home is None:
-        home = os.environ.get("MEMLOOM_HOME") or DEFAULT_HOME
-    return Path(home).expanduser().resolve()
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    import tomllib  # only when there is a file: the hooks mostly run without one
-
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
 
 
 def _decay_settings(section: dict[str, Any]) -> DecaySettings:
@@ -159,24 +136,20 @@ def load_settings(
     home: str | os.PathLike[str] | None = None, database_url: str | None = None
 ) -> Settings:
     """Read settings without touching the disk beyond ``config.toml``."""
-    home_path = resolve_home(home)
-    raw = _read_toml(home_path / "config.toml")
-    url = database_url or os.environ.get("MEMLOOM_DATABASE_URL") or raw.get("database_url")
-    if not url:
-        url = str(home_path / "memloom.db")
-    owner = os.environ.get("MEMLOOM_OWNER") or raw.get("owner") or None
+    where = locate(home, database_url)
+    raw = where.raw
     shared_raw = os.environ.get("MEMLOOM_SHARED")
     shared: list[str] = (
         [s.strip() for s in shared_raw.split(",")] if shared_raw else list(raw.get("shared", []))
     )
     return Settings(
-        home=home_path,
-        database_url=url,
+        home=where.home,
+        database_url=where.database_url,
         embedder=_embedder_settings(raw.get("embedder", {})),
         decay=_decay_settings(raw.get("decay", {})),
         redact=raw.get("redact", {}),
         raw=raw,
-        owner=str(owner) if owner else None,
+        owner=where.owner,
         shared=tuple(str(s) for s in shared if s),
     )
 

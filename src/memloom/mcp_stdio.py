@@ -225,7 +225,8 @@ class Session:
 
 def serve(home: str | None = None, log_level: str = "WARNING") -> int:
     """Serve MCP on stdio until the client closes it; the exit status."""
-    from memloom.config import ConfigError, load_settings, resolve_home
+    from memloom.config import ConfigError, load_settings
+    from memloom.location import resolve_home
 
     try:
         where = resolve_home(home)

@@ -13,7 +13,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -262,11 +261,12 @@ def selective_terms(
     return sorted(terms, key=lambda t: doc_freq.get(stem(t), 0))[:keep]
 
 
-@dataclass
 class KeywordScorer:
-    """IDF-weighted share of the query's stems that a text contains, in [0, 1]."""
+    """IDF-weighted share of the query's stems that a text contains, in [0, 1].
+    (A plain class: the prompt hook loads this module, see :mod:`memloom.values`.)"""
 
-    weights: dict[str, float]
+    def __init__(self, weights: dict[str, float]) -> None:
+        self.weights = weights
 
     @classmethod
     def build(

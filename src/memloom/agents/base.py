@@ -36,10 +36,7 @@ __all__ = [
     "Unit",
 ]
 
-#: memloom's own block in a prompt (the prompt-recall hook prints it). Every
-#: adapter's reader removes it, so recalled memories are never imported again.
-MEMLOOM_CONTEXT_OPEN = "<memloom-context>"
-MEMLOOM_CONTEXT_CLOSE = "</memloom-context>"
+from memloom.agents.markup import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN  # re-exported
 
 #: Why discovery left a file out (every adapter counts under these names).
 SKIP_REASONS = (

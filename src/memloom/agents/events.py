@@ -8,25 +8,36 @@ Standard library only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from memloom.values import FrozenValue
 
 __all__ = ["HookEvent", "hook_event"]
 
 
-@dataclass(frozen=True)
-class HookEvent:
+class HookEvent(FrozenValue):
     """A capture hook's payload, checked: the session file to queue and what came with it.
 
     ``session_id``, ``cwd`` and ``reason`` are passed through as the agent sent them.
+    (A plain class: the hooks load this module, see :mod:`memloom.values`.)
     """
 
-    agent: str
-    transcript_path: Path
-    session_id: Any = None
-    cwd: Any = None
-    reason: Any = None
+    FIELDS = ("agent", "transcript_path", "session_id", "cwd", "reason")
+
+    def __init__(
+        self,
+        agent: str,
+        transcript_path: Path,
+        session_id: Any = None,
+        cwd: Any = None,
+        reason: Any = None,
+    ) -> None:
+        self.agent = agent
+        self.transcript_path = transcript_path
+        self.session_id = session_id
+        self.cwd = cwd
+        self.reason = reason
 
 
 def hook_event(agent: str, path: Path, payload: Mapping[str, Any]) -> HookEvent:

@@ -15,13 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from memloom.daemon_record import read_daemon
+from memloom.location import resolve_home
 
 RECALL_TIMEOUT_S = 2.0
-
-
-def _home(home: str | None) -> Path:
-    raw = home or os.environ.get("MEMLOOM_HOME") or "~/.memloom"
-    return Path(raw).expanduser().resolve()
 
 
 def _post(daemon: dict[str, Any], path: str, body: dict[str, Any], timeout: float) -> Any:
@@ -84,7 +80,7 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
         wants_recall,
     )
     from memloom.capture.scope import load_scope
-    from memloom.config import load_settings
+    from memloom.location import locate
 
     payload = _read_stdin()
     adapter = get_agent(agent)
@@ -92,7 +88,7 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
     prompt = adapter.prompt_text(payload)  # what was typed, without the agent's wrapping
     if not wants_recall(prompt) or not load_scope(home).recall:
         return adapter.format_context("prompt", lead) if lead else ""
-    settings = load_settings(home)
+    settings = locate(home)
     project = adapter.hook_cwd(payload) or None
 
     def pick(seen: set[str]) -> list[Any]:
@@ -168,7 +164,7 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
     from memloom.agents import get_agent
     from memloom.capture.prompt import format_digest
     from memloom.capture.scope import load_scope
-    from memloom.config import load_settings
+    from memloom.location import locate
 
     payload = _read_stdin()
     adapter = get_agent(agent)
@@ -177,7 +173,7 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
     lead = note if note and _claim_note(home, payload) else ""
     if not load_scope(home).recall:
         return adapter.format_context("session-start", lead) if lead else ""
-    settings = load_settings(home)
+    settings = locate(home)
     project = adapter.hook_cwd(payload) or None
 
     def pick(seen: set[str]) -> list[Any]:
@@ -245,7 +241,7 @@ def run_hook(
     the same kind is installed, and says once a session when memloom is older."""
     from memloom.agents import DEFAULT_AGENT
 
-    where = _home(home)
+    where = resolve_home(home)
     agent = agent or DEFAULT_AGENT
     try:
         note = ""

@@ -8,7 +8,7 @@ between them (:mod:`memloom.capture.queues`) each import it and not each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from memloom.values import Value
 
 __all__ = ["INJECTED_TTL_S", "JOB_COLUMNS", "Job", "JobQueue"]
 
@@ -22,17 +22,42 @@ INJECTED_TTL_S = 7 * 86400.0
 JOB_COLUMNS = "id, transcript_path, session_id, cwd, reason, status, attempts, detail, enqueued_at"
 
 
-@dataclass
-class Job:
-    id: int
-    transcript_path: str
-    session_id: str | None
-    cwd: str | None
-    reason: str | None
-    status: str
-    attempts: int
-    detail: str | None
-    enqueued_at: float
+class Job(Value):
+    """A queued session, as its row reads (``JOB_COLUMNS``, in this order)."""
+
+    FIELDS = (
+        "id",
+        "transcript_path",
+        "session_id",
+        "cwd",
+        "reason",
+        "status",
+        "attempts",
+        "detail",
+        "enqueued_at",
+    )
+
+    def __init__(
+        self,
+        id: int,
+        transcript_path: str,
+        session_id: str | None,
+        cwd: str | None,
+        reason: str | None,
+        status: str,
+        attempts: int,
+        detail: str | None,
+        enqueued_at: float,
+    ) -> None:
+        self.id = id
+        self.transcript_path = transcript_path
+        self.session_id = session_id
+        self.cwd = cwd
+        self.reason = reason
+        self.status = status
+        self.attempts = attempts
+        self.detail = detail
+        self.enqueued_at = enqueued_at
 
 
 class JobQueue:

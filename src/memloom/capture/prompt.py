@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import time
@@ -10,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN
+from memloom.agents.markup import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN
 from memloom.store.dialect import SQLITE
 from memloom.store.filters import SearchFilter, where
 
@@ -104,12 +103,10 @@ def format_block(memories: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _database(home: Path) -> Path | None:
-    url = os.environ.get("MEMLOOM_DATABASE_URL")
-    if url:
-        if url.startswith(("postgres://", "postgresql://")):
-            return None
-        return Path(url.removeprefix("sqlite:///")).expanduser()
-    return home / "memloom.db"
+    """The SQLite store's file; None for a PostgreSQL store."""
+    from memloom.location import locate
+
+    return locate(home).sqlite_path
 
 
 def _prompt_filter(project: str | None) -> SearchFilter:

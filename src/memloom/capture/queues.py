@@ -19,9 +19,9 @@ def open_queue(home: Path, settings: Any = None) -> JobQueue:
     """The capture queue of the configured store: ``capture.db`` beside a SQLite
     store, the shared tables of a PostgreSQL one (claimed with SKIP LOCKED)."""
     if settings is None:
-        from memloom.config import load_settings
+        from memloom.location import locate
 
-        settings = load_settings(home)
+        settings = locate(home)
     if settings.is_postgres:
         from memloom.capture.pg_queue import PgCaptureQueue
 

@@ -5,21 +5,34 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from memloom.values import Value
 
 SCOPE_FILE = "capture.json"
 
 
-@dataclass
-class Scope:
-    all: bool = False
-    projects: list[str] = field(default_factory=list)
-    recall: bool = True
-    connected_at: float | None = None
-    #: Project folders named by ``memloom connect aider``: Aider has no hooks and no
-    #: home, so these are where the sweep looks for its chat histories.
-    roots: list[str] = field(default_factory=list)
+class Scope(Value):
+    """Which projects are captured (``all`` or those whose path holds a name in
+    ``projects``), whether prompts are given memories (``recall``), since when, and
+    ``roots``: the project folders named by ``memloom connect aider`` (Aider has no
+    hooks and no home, so these are where the sweep looks for its chat histories)."""
+
+    FIELDS = ("all", "projects", "recall", "connected_at", "roots")
+
+    def __init__(
+        self,
+        all: bool = False,
+        projects: list[str] | None = None,
+        recall: bool = True,
+        connected_at: float | None = None,
+        roots: list[str] | None = None,
+    ) -> None:
+        self.all = all
+        self.projects = [] if projects is None else projects
+        self.recall = recall
+        self.connected_at = connected_at
+        self.roots = [] if roots is None else roots
 
     @property
     def enabled(self) -> bool:
@@ -60,5 +73,5 @@ def save_scope(home: Path, scope: Scope | None) -> None:
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
-        json.dump(asdict(scope), fh, indent=2)
+        json.dump(scope.as_dict(), fh, indent=2)
     os.replace(tmp, path)

@@ -10,34 +10,64 @@ vectors. Standard library only: the hook fast path builds its SQL with it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from memloom.values import FrozenValue
 
 
 def _identity(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """SQL text rules plus value codecs; subclasses fill in the rules."""
+class Dialect(FrozenValue):
+    """SQL text rules plus value codecs; subclasses fill in the rules.
 
+    A plain class (the hooks load this module, see :mod:`memloom.values`): the codecs
+    and limits are fields, given as keywords or taken from :attr:`DEFAULTS`."""
+
+    FIELDS = (
+        "encode_json",
+        "decode_json",
+        "encode_tags",
+        "decode_tags",
+        "encode_vector",
+        "decode_vector",
+        "chunk",
+        "typed_cursor",
+    )
     #: Python JSON value -> bound parameter, and column value -> Python value.
-    encode_json: Callable[[Any], Any] = json.dumps
-    decode_json: Callable[[Any], Any] = json.loads
+    encode_json: Callable[[Any], Any]
+    decode_json: Callable[[Any], Any]
     #: A row's tag list -> bound parameter, and back.
-    encode_tags: Callable[[list[str]], Any] = json.dumps
-    decode_tags: Callable[[Any], list[str]] = json.loads
+    encode_tags: Callable[[list[str]], Any]
+    decode_tags: Callable[[Any], list[str]]
     #: An embedding -> bound parameter, and a column value -> an embedding.
-    encode_vector: Callable[[Any], Any] = _identity
-    decode_vector: Callable[[Any], Any] = _identity
+    encode_vector: Callable[[Any], Any]
+    decode_vector: Callable[[Any], Any]
     #: How many values one IN-list may bind (None: any number).
-    chunk: int | None = None
+    chunk: int | None
     #: Cursor keys are parsed as (float, int) before use (PostgreSQL binds typed values).
-    typed_cursor: bool = False
-    name: str = field(default="", init=False)
-    ph: str = field(default="?", init=False)
+    typed_cursor: bool
+    DEFAULTS: Mapping[str, Any] = {
+        "encode_json": json.dumps,
+        "decode_json": json.loads,
+        "encode_tags": json.dumps,
+        "decode_tags": json.loads,
+        "encode_vector": _identity,
+        "decode_vector": _identity,
+        "chunk": None,
+        "typed_cursor": False,
+    }
+    name = ""
+    ph = "?"
+
+    def __init__(self, **given: Any) -> None:
+        unknown = sorted(set(given) - set(self.FIELDS))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {unknown[0]!r}")
+        for name in self.FIELDS:
+            setattr(self, name, given[name] if name in given else self.DEFAULTS[name])
 
     # -------------------------------------------------------- the rules
     def marks(self, n: int) -> str:
@@ -90,11 +120,11 @@ class Dialect:
         return [items[i : i + self.chunk] for i in range(0, len(items), self.chunk)]
 
 
-@dataclass(frozen=True)
 class SQLiteDialect(Dialect):
-    chunk: int | None = 500  # SQLite binds at most 32,766 values: stay well under it.
-    name: str = field(default="sqlite", init=False)
-    ph: str = field(default="?", init=False)
+    # SQLite binds at most 32,766 values: stay well under it.
+    DEFAULTS: Mapping[str, Any] = {**Dialect.DEFAULTS, "chunk": 500}
+    name = "sqlite"
+    ph = "?"
 
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' * len(values))})", list(values)
@@ -128,15 +158,17 @@ class SQLiteDialect(Dialect):
         return f"date({column}, 'unixepoch', 'localtime')", []
 
 
-@dataclass(frozen=True)
 class PostgresDialect(Dialect):
-    encode_json: Callable[[Any], Any] = _identity
-    decode_json: Callable[[Any], Any] = dict
-    encode_tags: Callable[[list[str]], Any] = list
-    decode_tags: Callable[[Any], list[str]] = list
-    typed_cursor: bool = True
-    name: str = field(default="postgres", init=False)
-    ph: str = field(default="%s", init=False)
+    DEFAULTS: Mapping[str, Any] = {
+        **Dialect.DEFAULTS,
+        "encode_json": _identity,
+        "decode_json": dict,
+        "encode_tags": list,
+        "decode_tags": list,
+        "typed_cursor": True,
+    }
+    name = "postgres"
+    ph = "%s"
 
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(%s)", [list(values)]

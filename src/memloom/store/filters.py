@@ -10,9 +10,10 @@ the hook fast path builds its SQL from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
+
+from memloom.values import FrozenValue, Value
 
 if TYPE_CHECKING:
     from memloom.store.dialect import Dialect
@@ -27,30 +28,58 @@ ProjectMode = Literal["any", "exact", "scoped"]
 ClauseKind = Literal["in", "null_eq", "null_eq_or_null", "any_tag", "at_most", "unset_or_after"]
 
 
-@dataclass(frozen=True)
-class Clause:
-    kind: ClauseKind
-    column: str
-    value: Any
+class Clause(FrozenValue):
+    """One condition on one column (the hooks load this module: a plain class, see
+    :mod:`memloom.values`)."""
+
+    FIELDS = ("kind", "column", "value")
+
+    def __init__(self, kind: ClauseKind, column: str, value: Any) -> None:
+        self.kind = kind
+        self.column = column
+        self.value = value
 
 
-@dataclass
-class SearchFilter:
-    """Which rows a search may return."""
+class SearchFilter(Value):
+    """Which rows a search may return.
 
-    statuses: frozenset[str] = frozenset({"active"})
-    project: str | None = None
-    #: any: ignore project; exact: project == value (NULL matches NULL);
-    #: scoped: project == value or global (NULL).
-    project_mode: ProjectMode = "any"
-    types: frozenset[str] | None = None
-    tags: frozenset[str] | None = None  # any of these tags
-    max_sensitivity: int | None = None
-    #: Exclude rows whose TTL has passed at this time (None: keep them).
-    alive_at: float | None = None
-    #: Only rows the caller may change (the write path's dedup and conflict search);
-    #: a store without owners ignores it. Not a clause: rows carry no owner.
-    own_only: bool = False
+    ``project_mode``: any: ignore project; exact: project == value (NULL matches
+    NULL); scoped: project == value or global (NULL). ``tags``: any of these.
+    ``alive_at``: exclude rows whose TTL has passed at this time (None: keep them).
+    ``own_only``: only rows the caller may change (the write path's dedup and
+    conflict search); a store without owners ignores it. Not a clause: rows carry
+    no owner."""
+
+    FIELDS = (
+        "statuses",
+        "project",
+        "project_mode",
+        "types",
+        "tags",
+        "max_sensitivity",
+        "alive_at",
+        "own_only",
+    )
+
+    def __init__(
+        self,
+        statuses: frozenset[str] = frozenset({"active"}),
+        project: str | None = None,
+        project_mode: ProjectMode = "any",
+        types: frozenset[str] | None = None,
+        tags: frozenset[str] | None = None,
+        max_sensitivity: int | None = None,
+        alive_at: float | None = None,
+        own_only: bool = False,
+    ) -> None:
+        self.statuses = statuses
+        self.project = project
+        self.project_mode = project_mode
+        self.types = types
+        self.tags = tags
+        self.max_sensitivity = max_sensitivity
+        self.alive_at = alive_at
+        self.own_only = own_only
 
     def clauses(self) -> list[Clause]:
         """The filter as a conjunction of clauses, in a fixed order."""

@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.base import HookEvent
 from memloom.agents.codex.home import ARCHIVED_DIR, SESSIONS_DIR, codex_home
+from memloom.agents.events import HookEvent
 from memloom.agents.files import check_transcript_path
 from memloom.errors import NotificationRefused
 

@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.base import HookEvent
 from memloom.agents.copilot.home import legacy_dir, session_state_dir
+from memloom.agents.events import HookEvent
 from memloom.agents.files import check_transcript_path
 from memloom.errors import NotificationRefused
 

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.base import HookEvent
-from memloom.agents.events import hook_event
+from memloom.agents.events import HookEvent, hook_event
 from memloom.agents.files import check_transcript_path
 from memloom.agents.gemini.home import tmp_dir
 from memloom.errors import NotificationRefused

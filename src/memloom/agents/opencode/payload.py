@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memloom.agents.base import HookEvent
+from memloom.agents.events import HookEvent
 from memloom.agents.files import check_transcript_path
 from memloom.agents.opencode import home
 from memloom.errors import NotificationRefused
