@@ -385,3 +385,26 @@ def test_the_digest_and_prompt_blocks_keep_to_their_token_budgets(dirs):
     block = memloom(home, claude, "hook", "prompt-recall", stdin=json.dumps(prompt)).stdout
     shown = [ln for ln in block.splitlines() if ln.startswith("- ")]
     assert len(shown) == 1 and "rotate-cert" in shown[0]  # 30 tokens hold one of them
+
+
+def test_the_hooks_read_the_store_config_toml_names(tmp_path):
+    """``database_url`` in config.toml moves the store for the hooks' SQLite fallback
+    too (they read only where the store is, through memloom.location)."""
+    home, claude = tmp_path / "home", tmp_path / "claude"
+    (claude / "projects").mkdir(parents=True)
+    home.mkdir()
+    elsewhere = tmp_path / "elsewhere" / "team.db"
+    (home / "config.toml").write_text(f'database_url = "sqlite:///{elsewhere}"\n')
+    saved = memloom(home, claude, "save", "Run the tests with make check", "-t", "procedure")
+    assert saved.returncode == 0, saved.stderr
+    saved = memloom(home, claude, "save", "The staging database listens on port 5433")
+    assert saved.returncode == 0, saved.stderr
+    assert elsewhere.exists() and not (home / "memloom.db").exists()
+    memloom(home, claude, "connect", "claude-code", "--all")
+    ask = {"prompt": "which port does the staging database use?", "cwd": "/home/dev/acme"}
+    start = memloom(home, claude, "hook", "session-start", stdin=json.dumps({"session_id": "a"}))
+    assert "make check" in start.stdout  # a procedure, in the digest
+    res = memloom(
+        home, claude, "hook", "prompt-recall", stdin=json.dumps({**ask, "session_id": "b"})
+    )
+    assert res.returncode == 0 and "5433" in res.stdout
