@@ -7,6 +7,7 @@ framework (and its imports) load: they must start in tens of milliseconds.
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -20,12 +21,24 @@ def main(argv: list[str] | None = None) -> None:
         plugin, args = args[-1], args[:-2]
     fast = len(args) == 2 or (len(args) == 4 and args[2] == "--agent")
     if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall", "session-start"):
+        agent = args[3] if len(args) == 4 else None
+        payload = None
+        # Only a process of its own (argv from the command line) forks a notify into
+        # the background, and before loading anything: the agent waits for the parent.
+        # A caller passing argv gets it done before return.
+        if args[1] == "notify" and argv is None:
+            from memloom.capture.background import detach
+
+            try:
+                payload = sys.stdin.buffer.read().decode("utf-8", "replace")
+            except Exception:  # no stdin at all: an empty payload, refused and logged
+                payload = ""
+            where = home or os.environ.get("MEMLOOM_HOME") or "~/.memloom"
+            if detach(os.path.realpath(os.path.expanduser(where))):
+                os._exit(0)  # the parent: the child queues it (nothing to flush)
         from memloom.capture.hooks_cli import run_hook
 
-        # Only a process of its own (argv from the command line) may fork a notify
-        # into the background; a caller passing argv gets it done before return.
-        agent = args[3] if len(args) == 4 else None
-        sys.exit(run_hook(args[1], home, agent=agent, background=argv is None, plugin=plugin))
+        sys.exit(run_hook(args[1], home, agent=agent, plugin=plugin, payload=payload))
     if args in (["mcp"], ["mcp", "--transport", "stdio"]):  # what agents' MCP configs run
         from memloom.mcp_stdio import serve
 

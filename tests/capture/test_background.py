@@ -131,3 +131,26 @@ def test_a_caller_passing_argv_is_served_in_the_foreground(session):
     assert len(res.stdout.split()) == 1, "the calling program was forked"
     assert not (home / LOCK_NAME).exists()
     assert jobs(home) == [payload["transcript_path"]]
+
+
+@pytest.mark.parametrize("stdin", [b"\xff\xfe not utf-8 {", None], ids=["not-utf-8", "no-stdin"])
+def test_a_payload_it_cannot_read_is_logged_and_the_hook_exits_0(session, stdin):
+    """The payload is read before the fork, outside the hook's error handling: what
+    cannot be read still exits 0 and is recorded, never a traceback."""
+    home, claude, _ = session
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
+    env.update(MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude))
+    res = subprocess.run(
+        [sys.executable, "-m", "memloom._entry", "hook", "notify"],
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert res.returncode == 0 and res.stdout == b"" and res.stderr == b""
+    assert wait_settled(home)
+    with sqlite3.connect(home / "capture.db") as db:
+        kinds = [k for (k,) in db.execute("SELECT kind FROM events")]
+    assert kinds and all("refused" in k or "error" in k for k in kinds), kinds
+    assert jobs(home) == []

@@ -17,26 +17,30 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing's, without loading typing (the hook forks first)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LOCK_NAME = "notify.lock"
 #: How long a reader waits for background queueing (each takes ~0.1 s).
 SETTLE_TIMEOUT_S = 10.0
 
 
-def detach(home: Path) -> bool:
+def detach(home: str | os.PathLike[str]) -> bool:
     """Fork. True in the parent, once the child holds its shared lock: the parent
     should exit. False in the child (its stdio now /dev/null, in a session of its
     own, so the agent's pipes close when the parent exits), and False without forking
     where there is no ``fork`` or the lock cannot be made: the caller then does the
-    work itself, in the foreground."""
+    work itself, in the foreground. ``os.path`` only: the hook forks before it loads
+    anything else (``memloom._entry``)."""
     if not hasattr(os, "fork"):
         return False
     try:
         import fcntl
 
-        home.mkdir(parents=True, exist_ok=True)
-        lock = os.open(home / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        os.makedirs(home, exist_ok=True)
+        lock = os.open(os.path.join(home, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
     except (ImportError, OSError):
         return False
     ready_r, ready_w = os.pipe()

@@ -33,23 +33,19 @@ def _post(daemon: dict[str, Any], path: str, body: dict[str, Any], timeout: floa
     return post_json(where.hostname, where.port, path, body, timeout=timeout, token=token)
 
 
-def _read_stdin() -> dict[str, Any]:
-    data = sys.stdin.read()
+def _read_stdin(data: str | None = None) -> dict[str, Any]:
+    """The hook's JSON payload: ``data`` if it was read already, else stdin."""
+    data = sys.stdin.read() if data is None else data
     payload = json.loads(data) if data.strip() else {}
     if not isinstance(payload, dict):
         raise ValueError("hook input is not a JSON object")
     return payload
 
 
-def notify(home: Path, agent: str, *, background: bool = False) -> None:
-    """Queue the finished session. With ``background``, after reading the payload the
-    process forks and the agent's hook returns at once (:mod:`memloom.capture.background`)."""
-    payload = _read_stdin()
-    if background:
-        from memloom.capture.background import detach
-
-        if detach(home):
-            return  # the parent: the child queues it
+def notify(home: Path, agent: str, data: str | None = None) -> None:
+    """Queue the finished session (``data``: the payload, if read already; the hook's
+    own process read it and forked first, :mod:`memloom.capture.background`)."""
+    payload = _read_stdin(data)
     from memloom.capture.notify import NotificationRefused, accept_notification
 
     try:
@@ -231,12 +227,13 @@ def run_hook(
     home: str | None,
     agent: str | None = None,
     *,
-    background: bool = False,
     plugin: str | None = None,
+    payload: str | None = None,
 ) -> int:
     """Run hook ``name`` for ``agent`` (default Claude Code); always exit status 0.
-    ``background``: a notify returns once its payload is read (only for the hook's own
-    process: it forks). ``plugin``: the version of the agent plugin whose hook this is
+    ``payload``: the hook's stdin, when it was read already (a notify's own process
+    reads it and forks before it loads this module: ``memloom._entry``). ``plugin``:
+    the version of the agent plugin whose hook this is
     (:mod:`memloom.capture.plugin`): it stands down where ``memloom connect``'s hook of
     the same kind is installed, and says once a session when memloom is older."""
     from memloom.agents import DEFAULT_AGENT
@@ -257,7 +254,7 @@ def run_hook(
             if older_than(memloom.__version__, plugin):
                 note = upgrade_note(memloom.__version__, plugin)
         if name == "notify":
-            notify(where, agent, background=background)
+            notify(where, agent, payload)
         else:
             make = session_start if name == "session-start" else prompt_recall
             block = make(where, agent, note)
