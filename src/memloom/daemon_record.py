@@ -11,9 +11,12 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from memloom.errors import DaemonError
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DAEMON_FILE",

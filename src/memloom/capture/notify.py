@@ -8,12 +8,15 @@ queues what passed and logs what did not.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from memloom.agents import DEFAULT_AGENT, get_agent
 from memloom.agents.files import MAX_NAME_BYTES, MAX_PATH_CHARS
 from memloom.capture.queues import open_queue
 from memloom.errors import NotificationRefused
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_NAME_BYTES",

@@ -8,9 +8,12 @@ on demand: the hooks open the SQLite queue and must not load psycopg.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from memloom.capture.jobs import JobQueue
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["open_queue"]
 

@@ -7,8 +7,7 @@ submodules), so the backends load only when a store is opened.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
 if TYPE_CHECKING:
     from memloom.config import Settings
     from memloom.store.base import Store

@@ -22,7 +22,7 @@ from memloom.errors import (  # noqa: F401  (re-exported)
     StoreError,
     UnavailableError,
 )
-from memloom.store.filters import ProjectMode, SearchFilter  # noqa: F401  (re-exported)
+from memloom.store.filters import SearchFilter
 
 #: The owner of every row written without a principal (one person, one machine).
 LOCAL_OWNER = "local"

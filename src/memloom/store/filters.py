@@ -11,21 +11,23 @@ the hook fast path builds its SQL from it.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
 
 from memloom.values import FrozenValue, Value
 
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from memloom.store.dialect import Dialect
 
-ProjectMode = Literal["any", "exact", "scoped"]
+    ProjectMode = Literal["any", "exact", "scoped"]
 
-#: What a clause tests (on ``column`` against ``value``):
-#: ``in``: column is one of value (a sorted tuple); ``null_eq``: column == value, NULL
-#: matching NULL; ``null_eq_or_null``: that, or column is NULL (global rows);
-#: ``any_tag``: the row's tags meet value; ``at_most``: column <= value;
-#: ``unset_or_after``: column is NULL or > value (a TTL not yet passed).
-ClauseKind = Literal["in", "null_eq", "null_eq_or_null", "any_tag", "at_most", "unset_or_after"]
+    #: What a clause tests (on ``column`` against ``value``):
+    #: ``in``: column is one of value (a sorted tuple); ``null_eq``: column == value,
+    #: NULL matching NULL; ``null_eq_or_null``: that, or column is NULL (global rows);
+    #: ``any_tag``: the row's tags meet value; ``at_most``: column <= value;
+    #: ``unset_or_after``: column is NULL or > value (a TTL not yet passed).
+    ClauseKind = Literal["in", "null_eq", "null_eq_or_null", "any_tag", "at_most", "unset_or_after"]
 
 
 class Clause(FrozenValue):

@@ -22,12 +22,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memloom.agents.adapter import AgentAdapter
 from memloom.errors import NotificationRefused, SettingsError
 
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from memloom.agents.base import DiscoverOptions, Env, HookEvent, HooksChange
 
 __all__ = ["NO_HOOKS", "Aider"]

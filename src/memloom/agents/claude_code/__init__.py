@@ -9,11 +9,13 @@ The submodules load when first used, so the hook fast path reads only what it ne
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memloom.agents.adapter import AgentAdapter
 
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
 if TYPE_CHECKING:  # the hook fast path never loads the protocol module
+    from typing import Any
+
     from memloom.agents.base import ParseResult
 
 __all__ = ["ClaudeCode"]

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from memloom.agents.adapter import AgentAdapter
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Codex"]
 

@@ -17,10 +17,10 @@ Project: ``session.start`` ``context.gitRoot``, else ``context.cwd``, else
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memloom.agents.adapter import AgentAdapter
 
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
 if TYPE_CHECKING:
     from memloom.agents.base import SessionFile
 

@@ -30,12 +30,15 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from memloom.agents.copilot.home import legacy_dir, session_state_dir
 from memloom.agents.events import HookEvent
 from memloom.agents.files import check_transcript_path
 from memloom.errors import NotificationRefused
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["NAME", "parse_hook_payload", "recall_output", "session_id_of_payload"]
 

@@ -28,12 +28,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from memloom.agents.cursor.home import projects_dir
 from memloom.agents.events import HookEvent
 from memloom.agents.files import check_transcript_path
 from memloom.errors import NotificationRefused
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["NAME", "parse_hook_payload", "session_start_output", "workspace_of"]
 

@@ -14,11 +14,13 @@ share it). A session's path is ``<store>#<session id>``; its lines are messages.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memloom.agents.adapter import AgentAdapter
 
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from memloom.agents.base import Env
 
 __all__ = ["OpenCode"]

@@ -16,12 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from memloom.agents.events import HookEvent
 from memloom.agents.files import check_transcript_path
 from memloom.agents.opencode import home
 from memloom.errors import NotificationRefused
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["NAME", "parse_hook_payload"]
 
