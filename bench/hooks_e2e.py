@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from scripts.e2e_matrix import AGENTS, versions  # noqa: E402
 from tests.e2e import install  # noqa: E402
 from tests.e2e.drivers import DRIVERS  # noqa: E402
 from tests.e2e.harness import Sandbox, fresh_sandbox  # noqa: E402
@@ -131,16 +132,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument(
-        "--agents", nargs="*", default=[d.name for d in DRIVERS.values() if d.hooks]
+        "--agents",
+        nargs="*",
+        help="these agents only; their results replace theirs in the results file "
+        "(default: every agent with hooks, and a new file)",
     )
+    parser.add_argument("--note", default="", help="what to say of this run in the docs")
     args = parser.parse_args()
-    doc: dict = {"when": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "agents": {}}
+    agents = args.agents or [d.name for d in DRIVERS.values() if d.hooks]
+    doc: dict = {"agents": {}}
+    if args.agents and RESULTS.exists():  # a re-run of some: the others' results stay
+        doc = json.loads(RESULTS.read_text())
+    doc["when"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    if args.note:
+        doc["note"] = args.note
+    pins = versions()
     doc["loadavg_before"] = os.getloadavg()
     with AgentModel() as model, tempfile.TemporaryDirectory(prefix="hooks-e2e-") as tmp:
         llm = ScriptedModel()
         try:
-            for agent in args.agents:
+            for agent in agents:
+                when, load = time.strftime("%Y-%m-%d %H:%M", time.gmtime()), os.getloadavg()
                 res = measure(agent, args.runs, Path(tmp), model, llm)
+                res["label"], res["version"] = AGENTS[agent][0], pins.get(agent, "")
+                res["when"], res["loadavg_before"] = when, load
+                res["loadavg_after"] = os.getloadavg()
                 doc["agents"][agent] = res
                 print(
                     f"{agent:12} off p95 {res['off']['p95_s']:.2f}s | "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -410,6 +411,48 @@ def hooks_section() -> str:
         + "Copilot: sessionEnd). Targets, for every agent: notify p95 ≤ 150 ms; "
         + "prompt-recall p95 ≤ 300 ms with the daemon up.\n"
     )
+
+
+def hooks_e2e_section() -> str:
+    doc = load("hooks_e2e")
+    if not doc:
+        return missing("hooks_e2e", "python bench/hooks_e2e.py --runs 20")
+    runs = {a["runs"] for a in doc["agents"].values()}
+    load_before, load_after = doc["loadavg_before"], doc["loadavg_after"]
+    out = [
+        f"`python bench/hooks_e2e.py --runs {max(runs)}`: each agent of the end-to-end suite "
+        "(the pinned CLIs of `tests/e2e`, the scripted model on 127.0.0.1) runs one headless "
+        "prompt in four sandboxes side by side, round-robin: memloom **off** (not connected: "
+        "the baseline), connected with the daemon **down** (the prompt hook's keyword "
+        "fallback), **up** (`memloom serve` answers the hook), and with memloom's data folder "
+        "**unwritable**. The connected prompt recalls a saved project memory. The figure is "
+        "the added wall time of the whole headless run (session start, prompt, session end: "
+        "every hook the agent fires, and the `memloom mcp` server an agent starts with "
+        "itself), connected minus off. Target: at most 300 ms p95. "
+        "The last column: when each agent's runs began, and the 1-minute load average "
+        "before and after them (the agents themselves raise it).",
+        "",
+        "| agent | off p50 / p95 | down: added p50 / p95 | up: added p50 / p95 "
+        "| unwritable: added p50 / p95 | memory injected (down, up) | taken (UTC), load |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, r in doc["agents"].items():
+        label = f"{r.get('label', name)} {r.get('version', '')}".strip()
+        cells = [
+            f"+{r[f'added_p50_ms_{c}']} / **+{r[f'added_p95_ms_{c}']}** ms".replace("+-", "−")
+            for c in ("down", "up", "unwritable")
+        ]
+        out.append(
+            f"| {label} | {r['off']['p50_s']:.2f} / {r['off']['p95_s']:.2f} s | "
+            + " | ".join(cells)
+            + f" | {r['down']['injected_runs']}/{r['runs']}, {r['up']['injected_runs']}/{r['runs']}"
+            + f" | {r.get('when', doc['when'])}, "
+            + f"{r.get('loadavg_before', load_before)[0]:.1f} → "
+            + f"{r.get('loadavg_after', load_after)[0]:.1f} |"
+        )
+    if doc.get("note"):
+        out += ["", doc["note"]]
+    return "\n".join(out) + "\n"
 
 
 def ab_section() -> str:
@@ -1070,6 +1113,9 @@ five, read on conversations 0–2 and 3–4 separately, turns alone): (b) 93.5 %
 ## Every agent's hooks as whole processes (`bench/hooks.py`)
 
 {hooks}
+## What the hooks add to a prompt in the real agents (`bench/hooks_e2e.py`)
+
+{hooks_e2e}
 ## Before and after a change, side by side (`bench/ab.py`)
 
 {ab}
@@ -1079,6 +1125,35 @@ five, read on conversations 0–2 and 3–4 separately, turns alone): (b) 93.5 %
 ## Redaction (`bench/redact.py`)
 
 {redact}"""
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """``text`` cut at its ``## `` headings: (heading line, the whole section)."""
+    out: list[tuple[str, str]] = []
+    for chunk in re.split(r"(?m)^(?=## )", text):
+        out.append((chunk.splitlines()[0] if chunk.startswith("## ") else "", chunk))
+    return out
+
+
+def keep_written_sections(old: str, new: str) -> str:
+    """``new`` with the sections of ``old`` that no template section makes (written by
+    hand from a one-off run, such as forget at 1M memories), each after the section it
+    followed in ``old``: re-rendering never drops them."""
+    made = {h for h, _ in _sections(new)}
+    extra: dict[str, list[str]] = {}  # the heading a kept section follows -> sections
+    before = ""
+    for heading, chunk in _sections(old):
+        if heading and heading not in made:
+            extra.setdefault(before, []).append(chunk)
+        else:
+            before = heading
+    out = []
+    for heading, chunk in _sections(new):
+        if extra.get(heading) and not chunk.endswith("\n\n"):
+            chunk = chunk.rstrip("\n") + "\n\n"
+        out.append(chunk)
+        out.extend(extra.pop(heading, []))
+    return "".join(out) + "".join(c for cs in extra.values() for c in cs)
 
 
 def render(size: str | None = None) -> Path:
@@ -1096,12 +1171,15 @@ def render(size: str | None = None) -> Path:
         api=api_section(),
         import_=import_section(),
         hooks=hooks_section(),
+        hooks_e2e=hooks_e2e_section(),
         injection=injection_section(),
         ab=ab_section(),
         embed=embed_section(),
         redact=redact_section(),
     )
     out = DOCS / "benchmarks.md"
+    if out.exists():
+        text = keep_written_sections(out.read_text(), text)
     out.write_text(text)
     _ = size, subprocess
     print(f"wrote {out}")

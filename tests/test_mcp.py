@@ -60,7 +60,11 @@ async def stdio_session(home: Path, errlog: Path) -> AsyncIterator[ClientSession
     params = StdioServerParameters(
         command=str(script) if script.exists() else sys.executable,
         args=["mcp"] if script.exists() else ["-m", "memloom._entry", "mcp"],
-        env={"MEMLOOM_HOME": str(home), **_database_env()},
+        env={
+            "MEMLOOM_HOME": str(home),
+            "XDG_CACHE_HOME": str(home.parent / "cache"),  # the handshake cache
+            **_database_env(),
+        },
     )
     with errlog.open("a") as err:
         async with (

@@ -19,7 +19,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from memloom.mcp_stdio import CACHE_FILE, AnswerCache, Session, fingerprint, static_key
+from memloom.mcp_stdio import CACHE_FILE, AnswerCache, Session, cache_path, fingerprint, static_key
 
 SCRIPT = Path(sys.executable).with_name("memloom")
 
@@ -30,10 +30,21 @@ def command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "memloom._entry", "mcp"]
 
 
-def go(test: Callable[[ClientSession], Awaitable[Any]], home: Path, err: Path) -> Any:
-    """``test`` with a client session on a fresh ``memloom mcp`` (its import log in ``err``)."""
+def go(
+    test: Callable[[ClientSession], Awaitable[Any]],
+    home: Path,
+    err: Path,
+    cache: Path | None = None,
+) -> Any:
+    """``test`` with a client session on a fresh ``memloom mcp`` (its import log in
+    ``err``); the handshake cache in ``cache``, by default beside ``home``."""
     cmd, args = command()
-    env = {"MEMLOOM_HOME": str(home), "PATH": os.environ["PATH"], "PYTHONPROFILEIMPORTTIME": "1"}
+    env = {
+        "MEMLOOM_HOME": str(home),
+        "XDG_CACHE_HOME": str(cache or cached(home).parents[1]),
+        "PATH": os.environ["PATH"],
+        "PYTHONPROFILEIMPORTTIME": "1",
+    }
     box: list[Any] = []
 
     async def main() -> None:
@@ -45,6 +56,11 @@ def go(test: Callable[[ClientSession], Awaitable[Any]], home: Path, err: Path) -
 
     anyio.run(main)
     return box[0]
+
+
+def cached(home: Path) -> Path:
+    """The handshake cache the servers of ``go(…, home, …)`` keep."""
+    return home.parent / "cache" / "memloom" / CACHE_FILE
 
 
 def imported(err: Path) -> set[str]:
@@ -65,7 +81,7 @@ def test_a_second_start_answers_the_handshake_without_loading_the_sdk(tmp_path):
     home = tmp_path / "home"
     cold = go(list_tools, home, tmp_path / "cold.log")
     assert "mcp_types" in imported(tmp_path / "cold.log")  # the SDK answered, and taught
-    cache = json.loads((home / CACHE_FILE).read_text())
+    cache = json.loads(cached(home).read_text())
     assert cache["fingerprint"] == fingerprint()
     assert any(k.endswith(" tools/list") for k in cache["answers"])
 
@@ -75,6 +91,40 @@ def test_a_second_start_answers_the_handshake_without_loading_the_sdk(tmp_path):
     assert "memloom.mcp_stdio" in modules
     assert not {"mcp", "mcp_types", "pydantic", "numpy", "memloom.engine"} & modules
     assert not (home / "memloom.db").exists()  # nothing asked of the store: not opened
+
+
+@pytest.mark.slow
+def test_a_data_folder_that_cannot_be_written_does_not_slow_the_start(tmp_path):
+    """The cache lives in the user's cache folder, not the data folder: a data folder
+    that cannot be made still gets the fast start (its tool calls then fail as tool
+    errors, one line each, and the server keeps serving)."""
+    home = tmp_path / "home"
+    go(list_tools, home, tmp_path / "cold.log")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    unusable = blocker / "home"  # even root cannot make this folder
+
+    async def work(s: ClientSession) -> list[Any]:
+        tools = await list_tools(s)
+        stats = await s.call_tool("memory_stats", {})
+        again = await s.call_tool("memory_stats", {})
+        return [tools, stats, again]
+
+    cache = cached(home).parents[1]
+    assert len(go(list_tools, unusable, tmp_path / "fast.log", cache)) == 10
+    assert "mcp_types" not in imported(tmp_path / "fast.log")  # answered from the cache
+    tools, stats, again = go(work, unusable, tmp_path / "warm.log", cache)
+    assert len(tools) == 10
+    assert stats.is_error and again.is_error  # the store cannot be opened there
+    assert "Traceback" not in (tmp_path / "warm.log").read_text()
+
+
+def test_the_cache_lives_in_the_users_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_path() == tmp_path / "xdg" / "memloom" / CACHE_FILE
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/not/allowed")
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    assert cache_path() == tmp_path / "me" / ".cache" / "memloom" / CACHE_FILE
 
 
 @pytest.mark.slow
@@ -107,8 +157,8 @@ def test_a_tool_call_hands_the_session_to_the_sdk_server(tmp_path):
 @pytest.mark.parametrize("damage", ["stale", "corrupt", "not an object"])
 def test_a_stale_or_broken_cache_is_a_slow_start_and_is_renewed(tmp_path, damage):
     home = tmp_path / "home"
-    home.mkdir()
-    path = home / CACHE_FILE
+    path = cached(home)
+    path.parent.mkdir(parents=True)
     if damage == "stale":  # another memloom or SDK wrote it: its answers may not hold
         path.write_text(json.dumps({"fingerprint": "0.0.1|old", "answers": {"x": 1}}))
     else:

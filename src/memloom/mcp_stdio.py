@@ -6,8 +6,10 @@ so on every run. The MCP SDK alone takes ~0.9 s to import and the engine ~0.4 s
 to open, so a plain start added ~2 s to every headless OpenCode prompt.
 
 Those answers depend only on the code of memloom and of the SDK, never on the
-store. So they are kept in ``<home>/mcp-handshake.json``, learnt from the SDK
-server's own answers the first time and keyed by the files they came from. While
+store or the data folder. So they are kept in the user's cache folder
+(``$XDG_CACHE_HOME/memloom/mcp-handshake.json``, by default under ``~/.cache``),
+learnt from the SDK server's own answers the first time and keyed by the files they
+came from; a data folder that cannot be written does not slow the start. While
 the cache holds them, this process answers the handshake and the list requests
 from the file, and loads the SDK only when the client asks something else (a
 tool call). The SDK server is then given the client's ``initialize`` again, and
@@ -27,6 +29,15 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 CACHE_FILE = "mcp-handshake.json"
+
+
+def cache_path() -> Path:
+    """Where the handshake's answers are kept: ``$XDG_CACHE_HOME/memloom`` (an absolute
+    path, as the XDG spec requires) else ``~/.cache/memloom``."""
+    root = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(root) if os.path.isabs(root) else Path("~/.cache").expanduser()
+    return base / "memloom" / CACHE_FILE
+
 
 #: Requests whose answers depend only on the server's code and the protocol version.
 STATIC_METHODS = frozenset(
@@ -235,7 +246,7 @@ def serve(home: str | None = None, log_level: str = "WARNING") -> int:
         sys.stderr.write(f"memloom mcp: error: {' '.join(str(exc).split())}\n")
         return 1
     wire = Wire()
-    session = Session(wire, AnswerCache(where / CACHE_FILE, fingerprint()))
+    session = Session(wire, AnswerCache(cache_path(), fingerprint()))
     while True:
         line = wire.readline()
         if not line:

@@ -209,3 +209,12 @@ def test_keyset_pages_cover_every_row_once(db_path):
         assert len(seen) == 23 == len(set(seen))
     finally:
         store.close()
+
+
+def test_a_data_folder_that_cannot_be_made_is_a_store_error(tmp_path):
+    """Not an OSError out of the engine: the CLI says it in one line, the MCP server as
+    a tool error (it opens the store at the first tool call)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match=r"cannot create the store .*Not a directory"):
+        SQLiteStore(blocker / "home" / "memloom.db")

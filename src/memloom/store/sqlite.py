@@ -83,7 +83,13 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: str | os.PathLike[str], *, ann_threshold: int | None = None):
         self.path = Path(path)
         if str(path) != ":memory:":
-            create_private_file(self.path)
+            try:
+                create_private_file(self.path)
+            except OSError as exc:  # a data folder that cannot be made or written
+                raise StoreError(
+                    f"cannot create the store {self.path}: {exc.strerror or exc} "
+                    "(set MEMLOOM_HOME or --home to a folder you can write)"
+                ) from exc
         try:
             self.db = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0

@@ -1,0 +1,28 @@
+"""``python -m bench report`` re-renders docs/benchmarks.md: sections no template makes
+(written by hand from a one-off run) must survive it, where they were."""
+
+from __future__ import annotations
+
+from bench.report import keep_written_sections
+
+
+def test_a_hand_written_section_stays_after_the_section_it_followed():
+    old = "# Benchmarks\n\nold intro\n\n## A\n\na\n\n## Forget\n\nby hand\n\n## B\n\nb\n"
+    new = "# Benchmarks\n\nnew intro\n\n## A\n\nnew a\n## B\n\nnew b\n"
+    assert keep_written_sections(old, new) == (
+        "# Benchmarks\n\nnew intro\n\n## A\n\nnew a\n\n## Forget\n\nby hand\n\n## B\n\nnew b\n"
+    )
+
+
+def test_sections_the_template_makes_are_replaced_not_kept():
+    old = "# B\n\n## A\n\nold a\n"
+    new = "# B\n\n## A\n\nnew a\n"
+    assert keep_written_sections(old, new) == new
+
+
+def test_a_section_after_the_first_heading_or_at_the_end_is_kept():
+    old = "# B\n\n## Early\n\ne\n\n## A\n\na\n\n## Late\n\nl\n"
+    new = "# B\n\n## A\n\nnew a\n"
+    assert (
+        keep_written_sections(old, new) == "# B\n\n## Early\n\ne\n\n## A\n\nnew a\n\n## Late\n\nl\n"
+    )
