@@ -420,7 +420,8 @@ def hooks_e2e_section() -> str:
     runs = {a["runs"] for a in doc["agents"].values()}
     load_before, load_after = doc["loadavg_before"], doc["loadavg_after"]
     out = [
-        f"`python bench/hooks_e2e.py --runs {max(runs)}`: each agent of the end-to-end suite "
+        f"`python bench/hooks_e2e.py --runs N` ({' or '.join(map(str, sorted(runs)))} runs a "
+        "condition, the 'memory injected' column says which): each agent of the end-to-end suite "
         "(the pinned CLIs of `tests/e2e`, the scripted model on 127.0.0.1) runs one headless "
         "prompt in four sandboxes side by side, round-robin: memloom **off** (not connected: "
         "the baseline), connected with the daemon **down** (the prompt hook's keyword "
