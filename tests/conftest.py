@@ -48,11 +48,19 @@ _MEMLOOM_ENV = (
 )
 
 
+@pytest.fixture(scope="session")
+def _user_cache(tmp_path_factory) -> str:
+    """The user cache folder of the test session (``memloom mcp``'s handshake cache:
+    taught once by the first ``memloom connect``, then shared like a user's)."""
+    return str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch) -> None:
+def _isolated_environment(monkeypatch, _user_cache) -> None:
     """No test may read or write the user's real memloom or Claude Code setup."""
     for name in _MEMLOOM_ENV:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", _user_cache)
 
 
 #: Every engine test runs on both backends; the PostgreSQL run carries the ``postgres``

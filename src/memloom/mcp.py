@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import Field
@@ -807,24 +807,14 @@ def run(
         engine.close()
 
 
-class Wire(Protocol):
-    """The client's stream (:class:`memloom.mcp_stdio.Wire`)."""
-
-    def readline(self) -> bytes: ...
-    def send(self, data: bytes) -> None: ...
-
-
-class Session(Protocol):
-    """What the cache answered (:class:`memloom.mcp_stdio.Session`)."""
-
-    def asking(self, line: bytes) -> None: ...
-    def passes(self, line: bytes) -> bool: ...
+# ``wire`` and ``session`` below: memloom.mcp_stdio's ``Wire`` and ``Session`` (that
+# module imports this one, at its hand-over; not the other way round).
 
 
 class _WireLines:
     """The SDK server's input: the lines to replay, then the client's."""
 
-    def __init__(self, wire: Wire, session: Session, first: list[bytes]) -> None:
+    def __init__(self, wire: Any, session: Any, first: list[bytes]) -> None:
         self._wire, self._session, self._first = wire, session, first
 
     def __aiter__(self) -> AsyncIterator[str]:
@@ -842,7 +832,7 @@ class _WireLines:
 class _WireOut:
     """The SDK server's output: to the client, but for its answers to replayed requests."""
 
-    def __init__(self, wire: Wire, session: Session) -> None:
+    def __init__(self, wire: Any, session: Any) -> None:
         self._wire, self._session = wire, session
 
     async def write(self, text: str) -> None:
@@ -855,15 +845,22 @@ class _WireOut:
 
 
 def serve_wire(
-    home: Path, wire: Wire, session: Session, first: list[bytes], *, log_level: str = "WARNING"
+    home: Path,
+    wire: Any,
+    session: Any,
+    first: list[bytes],
+    *,
+    log_level: str | None = "WARNING",
 ) -> None:
     """Serve the rest of a stdio session that :mod:`memloom.mcp_stdio` began from its
     cache: ``first`` are the lines the server must see first (the client's replayed
     ``initialize`` and notifications, then the line the cache could not answer). The
-    engine opens at the first tool call."""
-    _configure_logging(log_level)
-    server = build_server(lambda: memloom.open(home), log_level=log_level)
-    _exit_on_sigterm()
+    engine opens at the first tool call. ``log_level=None``: not this process's own
+    session (``mcp_stdio.prime``): its logging and signals are left alone."""
+    if log_level is not None:
+        _configure_logging(log_level)
+        _exit_on_sigterm()
+    server = build_server(lambda: memloom.open(home), log_level=log_level or "WARNING")
     with suppress(KeyboardInterrupt):
         anyio.run(server.run_lines, _WireLines(wire, session, first), _WireOut(wire, session))
 

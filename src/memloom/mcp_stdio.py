@@ -234,6 +234,71 @@ class Session:
         return True
 
 
+class _Script:
+    """A client that sends ``lines`` and leaves once each of its requests is answered
+    (or after ``timeout`` seconds): the wire :func:`prime` runs the server over."""
+
+    def __init__(self, lines: list[bytes], timeout: float = 30.0) -> None:
+        import threading
+
+        self.lines = list(lines)
+        self.waiting = {id_key(json.loads(x)["id"]) for x in lines if b'"id"' in x}
+        self.done = threading.Event()
+        self.timeout = timeout
+
+    def readline(self) -> bytes:
+        if self.lines:
+            return self.lines.pop(0)
+        self.done.wait(self.timeout)
+        return b""  # the client closes: the server ends
+
+    def send(self, data: bytes) -> None:
+        message = json.loads(data)
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            self.waiting.discard(id_key(message["id"]))
+        if not self.waiting:
+            self.done.set()
+
+
+def prime(home: str | os.PathLike[str] | None = None) -> list[str]:
+    """Teach the cache the handshake of every protocol version the SDK negotiates, so
+    that an agent's first start of ``memloom mcp`` is as fast as the later ones
+    (``memloom connect`` calls it; once per memloom and SDK version). The versions
+    taught; none when the cache held them already."""
+    from memloom.location import resolve_home
+
+    cache = AnswerCache(cache_path(), fingerprint())
+    if any(key.startswith("initialize ") for key in cache.answers):
+        return []  # taught already (by a start or an earlier connect)
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from memloom.mcp import serve_wire
+
+    def request(n: int, method: str, params: dict[str, Any] | None = None) -> bytes:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": n, "method": method}
+        if params is not None:
+            body["params"] = params
+        return json.dumps(body).encode() + b"\n"
+
+    taught = []
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        hello = {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "memloom-connect", "version": "0"},
+        }
+        lines = [
+            request(0, "initialize", hello),
+            b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
+            *(request(n, m) for n, m in enumerate(sorted(STATIC_METHODS), start=1)),
+        ]
+        script = _Script(lines)
+        serve_wire(resolve_home(home), script, Session(script, cache), [], log_level=None)
+        if cache.get(f"initialize {version}") is not None:
+            taught.append(version)
+    return taught
+
+
 def serve(home: str | None = None, log_level: str = "WARNING") -> int:
     """Serve MCP on stdio until the client closes it; the exit status."""
     from memloom.config import ConfigError, load_settings

@@ -142,3 +142,36 @@ def test_connect_leaves_the_hooks_bytecode_to_load_not_source_to_compile():
     for module in modules:
         cached = Path(importlib.util.cache_from_source(module.__file__))
         assert cached.exists() and cached.stat().st_mtime >= Path(module.__file__).stat().st_mtime
+
+
+def test_connect_teaches_memloom_mcp_its_handshake(tmp_path, monkeypatch, dirs):
+    """``memloom connect`` prepares ``memloom mcp``'s handshake cache for every protocol
+    version the SDK negotiates: the agent's very first start answers at once too."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from memloom.mcp_stdio import cache_path, fingerprint
+
+    home, claude = dirs
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "fresh-cache"))
+    res = run(home, claude, "connect", "claude-code", "--all")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(cache_path().read_text())
+    assert doc["fingerprint"] == fingerprint()
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        assert doc["answers"][f"initialize {version}"]["protocolVersion"] == version
+        tools = doc["answers"][f"{version} tools/list"]["tools"]
+        assert {t["name"] for t in tools} >= {"save_memory", "recall_memory"}
+
+
+def test_a_handshake_that_cannot_be_prepared_does_not_fail_connect(monkeypatch, capsys):
+    import memloom.mcp_stdio
+    from memloom.capture.connect import prime_mcp
+
+    def broken() -> list[str]:
+        raise ImportError("no module named 'mcp'")
+
+    monkeypatch.setattr(memloom.mcp_stdio, "prime", broken)
+    assert prime_mcp() is False
+    assert (
+        "could not prepare memloom mcp's start (no module named 'mcp')" in capsys.readouterr().err
+    )
