@@ -47,13 +47,14 @@ STATIC_METHODS = frozenset(
 
 def fingerprint() -> str:
     """What the cached answers depend on: memloom's version, and the files of
-    memloom's MCP server and of the SDK (paths, sizes and times)."""
+    memloom's MCP server, of the models its tools' output schemas come from, of the
+    SDK and of pydantic, which writes the schemas (paths, sizes and times)."""
     from importlib.util import find_spec
 
     import memloom
 
     parts = [memloom.__version__]
-    for name in ("memloom.mcp", "mcp", "mcp_types"):
+    for name in ("memloom.mcp", "memloom.models", "mcp", "mcp_types", "pydantic"):
         spec = find_spec(name)
         origin = spec.origin if spec is not None else None
         if origin is None:
