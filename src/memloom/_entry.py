@@ -28,13 +28,13 @@ def main(argv: list[str] | None = None) -> None:
         # A caller passing argv gets it done before return.
         if args[1] == "notify" and argv is None:
             from memloom.capture.background import detach
+            from memloom.location import home_folder
 
             try:
                 payload = sys.stdin.buffer.read().decode("utf-8", "replace")
             except Exception:  # no stdin at all: an empty payload, refused and logged
                 payload = ""
-            where = home or os.environ.get("MEMLOOM_HOME") or "~/.memloom"
-            if detach(os.path.realpath(os.path.expanduser(where))):
+            if detach(home_folder(home)):
                 os._exit(0)  # the parent: the child queues it (nothing to flush)
         from memloom.capture.hooks_cli import run_hook
 

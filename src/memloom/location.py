@@ -9,24 +9,34 @@ cost it ~20 ms.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from memloom.errors import ConfigError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (~4 ms)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
-__all__ = ["DEFAULT_HOME", "Location", "locate", "read_config", "resolve_home"]
+__all__ = ["DEFAULT_HOME", "Location", "home_folder", "locate", "read_config", "resolve_home"]
 
-DEFAULT_HOME = Path("~/.memloom")
+DEFAULT_HOME = "~/.memloom"
+
+
+def home_folder(home: str | os.PathLike[str] | None = None) -> str:
+    """The data folder, absolute: ``home``, else ``$MEMLOOM_HOME``, else ``~/.memloom``.
+    ``os.path`` only (pathlib is imported where a ``Path`` is made): the session-end
+    hook finds its folder with it before it forks, having loaded nothing else
+    (``memloom._entry``)."""
+    if home is None:
+        home = os.environ.get("MEMLOOM_HOME") or DEFAULT_HOME
+    return os.path.realpath(os.path.expanduser(home))
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The data folder: ``home``, else ``$MEMLOOM_HOME``, else ``~/.memloom``."""
-    if home is None:
-        home = os.environ.get("MEMLOOM_HOME") or DEFAULT_HOME
-    return Path(home).expanduser().resolve()
+    """:func:`home_folder` as a ``Path``."""
+    from pathlib import Path
+
+    return Path(home_folder(home))
 
 
 def read_config(home: Path) -> dict[str, Any]:
@@ -49,6 +59,8 @@ def is_postgres_url(url: str) -> bool:
 
 def sqlite_file(url: str) -> Path | None:
     """The SQLite file a store URL names, or None when the store is not SQLite."""
+    from pathlib import Path
+
     if is_postgres_url(url):
         return None
     if url.startswith("sqlite:///"):

@@ -94,7 +94,7 @@ class AnswerCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp.write_text(json.dumps(doc), encoding="utf-8")
             os.replace(tmp, self.path)
-        except OSError as exc:  # an unwritable data folder: every start is a slow one
+        except OSError as exc:  # an unwritable cache folder: every start is a slow one
             sys.stderr.write(f"memloom mcp: cannot keep the handshake cache: {exc}\n")
             with suppress(OSError):
                 tmp.unlink(missing_ok=True)
