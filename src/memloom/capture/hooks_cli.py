@@ -102,14 +102,14 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
             except Exception as exc:
                 _log(home, "hook_recall_failed", str(exc))
         if memories is None:
-            memories = keyword_recall(home, prompt, project, limit=query["max_results"])
+            memories = keyword_recall(settings, prompt, project, limit=query["max_results"])
         budget = recall_tokens(settings.raw, "prompt_tokens")
         return fresh_within(memories, seen, PROMPT_MEMORIES, budget)
 
     digest: list[Any] = []
 
     def pick_both(seen: set[str]) -> list[Any]:
-        digest[:] = _digest(home, settings, project, seen)
+        digest[:] = _digest(settings, project, seen)
         return digest + pick(seen | {str(m["id"]) for m in digest})
 
     if adapter.digest_with_prompt:
@@ -176,7 +176,7 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
     project = adapter.hook_cwd(payload) or None
 
     def pick(seen: set[str]) -> list[Any]:
-        return _digest(home, settings, project, seen)
+        return _digest(settings, project, seen)
 
     again = adapter.digest_each_start and payload.get("source") not in (None, "startup")
     digest = format_digest(_once_per_session(home, settings, payload, pick, again=again))
@@ -200,12 +200,12 @@ def _claim_note(home: Path, payload: dict[str, Any]) -> bool:
         queue.close()
 
 
-def _digest(home: Path, settings: Any, project: str | None, seen: set[str]) -> list[Any]:
+def _digest(settings: Any, project: str | None, seen: set[str]) -> list[Any]:
     """The digest's memories this session was not shown yet, within ``[recall] digest_tokens``."""
     from memloom.capture.prompt import digest_memories, fresh_within, recall_tokens
 
     budget = recall_tokens(settings.raw, "digest_tokens")
-    return fresh_within(digest_memories(home, project), seen, DIGEST_LIMIT, budget)
+    return fresh_within(digest_memories(settings, project), seen, DIGEST_LIMIT, budget)
 
 
 #: The most memories a digest lists (its token budget usually stops it first).

@@ -16,6 +16,8 @@ TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks loa
 if TYPE_CHECKING:
     from typing import Any
 
+    from memloom.location import Location
+
 MAX_BLOCK_CHARS = 2000
 _TAG_RE = re.compile(r"</?memloom-context", re.I)
 MAX_MEMORY_CHARS = 400
@@ -105,13 +107,6 @@ def format_block(memories: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join([MEMLOOM_CONTEXT_OPEN, HEADER, *lines, MEMLOOM_CONTEXT_CLOSE]) + "\n"
 
 
-def _database(home: Path) -> Path | None:
-    """The SQLite store's file; None for a PostgreSQL store."""
-    from memloom.location import locate
-
-    return locate(home).sqlite_path
-
-
 def _prompt_filter(project: str | None) -> SearchFilter:
     """What a prompt may be shown: active, below secret, not past its TTL, and of the
     project at hand or global (both backends use this one filter)."""
@@ -124,14 +119,15 @@ def _prompt_filter(project: str | None) -> SearchFilter:
 
 
 def keyword_recall(
-    home: Path, prompt: str, project: str | None, *, limit: int = 5
+    location: Location, prompt: str, project: str | None, *, limit: int = 5
 ) -> list[dict[str, Any]]:
-    """The fallback when no daemon runs: keywords only, read-only, no model to load."""
+    """The fallback when no daemon runs: keywords only, read-only, no model to load.
+    ``location``: where the store is (:func:`memloom.location.locate`)."""
     from memloom.ranking import query_terms, selective_terms, stem
 
-    path = _database(home)
+    path = location.sqlite_path
     if path is None:
-        return _shared_keyword_recall(home, prompt, project, limit=limit)
+        return _shared_keyword_recall(location.home, prompt, project, limit=limit)
     if not path.exists():
         return []
     terms = query_terms(prompt)[:32]
@@ -246,11 +242,11 @@ def _digest_order(rows: Sequence[Mapping[str, Any]], project: str | None) -> lis
     )
 
 
-def digest_memories(home: Path, project: str | None) -> list[dict[str, Any]]:
+def digest_memories(location: Location, project: str | None) -> list[dict[str, Any]]:
     """The candidates of a session-start digest, best first (read-only, no model)."""
-    path = _database(home)
+    path = location.sqlite_path
     if path is None:
-        return _shared_digest(home, project)
+        return _shared_digest(location.home, project)
     if not path.exists():
         return []
     conditions, params = where(_prompt_filter(project), SQLITE, "m")
