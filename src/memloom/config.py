@@ -83,6 +83,28 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts)
 
 
+def allowed_hosts(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names besides loopback ones the daemon and MCP over HTTP answer to:
+    ``MEMLOOM_ALLOWED_HOSTS`` (comma-separated), else ``[server] allowed_hosts`` in
+    config.toml. ``.example.com`` allows a domain and its subdomains. A Host not
+    allowed gets 421 (a DNS-rebinding page can only use a name: docs/security.md)."""
+    env = os.environ.get("MEMLOOM_ALLOWED_HOSTS")
+    if env is not None:
+        names: Any = [n.strip() for n in env.split(",") if n.strip()]
+    else:
+        server = raw.get("server", {})
+        names = server.get("allowed_hosts", []) if isinstance(server, dict) else []
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(f"[server] allowed_hosts must be a list of host names, not {names!r}")
+    bad = [n for n in names if any(c in n for c in "*/ ") or (":" in n and n[0] != "[")]
+    if bad:
+        raise ConfigError(
+            f"allowed hosts are names without ports or wildcards (.example.com for a "
+            f"domain): {bad!r}"
+        )
+    return tuple(names)
+
+
 def detector_for(settings: Settings) -> Any:
     """The secret/PII detector with ``[redact]`` from config.toml applied."""
     from memloom.detect import DetectConfig, Detector, default_detector

@@ -53,9 +53,11 @@ from memloom.engine import Memloom
 from memloom.error_text import describe_validation
 from memloom.errors import StoreError
 from memloom.models import (
+    UNSCOPED_FORGET,
     ConflictDocument,
     ConflictList,
     ExpireResponse,
+    ForgetRequest,
     ForgetResponse,
     HistoryResponse,
     RecallResponse,
@@ -528,18 +530,47 @@ def build_server(
                 "2025-01-31T00:00:00Z)."
             ),
         ] = None,
+        project: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="Only this project's memories. Without ids, a project or "
+                "all=true is required.",
+            ),
+        ] = None,
+        all: Annotated[
+            bool,
+            Field(
+                description="Every project's memories and the global ones: only when the "
+                "user asked to delete across all projects."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, ForgetResponse]:
         """Permanently delete memories, with all their versions. Cannot be undone.
 
         Use it only when the user explicitly asks to forget or delete something (for
         example a secret that was saved by mistake). For knowledge that is merely out
         of date, use supersede_memory, expire_memory or update_memory instead, which
-        keep history. Criteria combine with AND; at least one is required.
+        keep history. Criteria (ids, tags, before) combine with AND; at least one is
+        required, and without ids the scope too: a project, or all=true.
         """
         if not ids and not tags and before is None:
             raise ToolError("forget_memory needs at least one of ids, tags or before")
         with _tool_errors():
-            resp = holder.get().forget({"ids": list(ids), "tags": list(tags), "before": before})
+            request = ForgetRequest.model_validate(
+                {
+                    "ids": list(ids),
+                    "tags": list(tags),
+                    "before": before,
+                    "project": project,
+                    "all": all,
+                }
+            )
+        if request.unscoped:
+            raise ToolError(UNSCOPED_FORGET)
+        with _tool_errors():
+            resp = holder.get().forget(request)
         if resp.removed:
             text = (
                 f"Deleted {_count(resp.removed, 'stored memory', 'stored memories')} "
@@ -725,17 +756,28 @@ def _exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-async def _serve_http(server: MCPServer[Any], host: str, port: int, log_level: str) -> None:
-    import uvicorn
+def http_app(
+    server: MCPServer[Any], host: str, token: str, allowed_hosts: tuple[str, ...] = ()
+) -> Any:
+    """The streamable HTTP app, serving its owner only, as ``memloom serve`` does: the
+    Host must be a loopback name or a configured one (421), another origin's browser
+    request is refused (403), a POST must be JSON (415), and every request needs
+    ``Authorization: Bearer <token>`` (401). The SDK's own Host and Origin checks
+    stay on as well where it can apply them (a loopback address)."""
+    from memloom.server.middleware import BearerAuth, HostPolicy, OwnerOnly
 
     security = None
     if is_loopback(host):
-        # DNS-rebinding protection: a web page must not reach the server through a
-        # hostile name that resolves to 127.0.0.1. (allow_remote turns it off.)
         name = _url_host(host)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", f"{name}:*"],
+            allowed_hosts=[
+                "127.0.0.1:*",
+                "localhost:*",
+                "[::1]:*",
+                f"{name}:*",
+                *(f"{h}:*" for h in allowed_hosts if not h.startswith(".")),
+            ],
             allowed_origins=[
                 "http://127.0.0.1:*",
                 "http://localhost:*",
@@ -746,6 +788,12 @@ async def _serve_http(server: MCPServer[Any], host: str, port: int, log_level: s
     app = server.streamable_http_app(
         streamable_http_path=HTTP_PATH, host=host, transport_security=security
     )
+    return OwnerOnly(BearerAuth(app, token, open_paths=()), HostPolicy(host, allowed_hosts))
+
+
+async def _serve_http(app: Any, host: str, port: int, log_level: str) -> None:
+    import uvicorn
+
     config = uvicorn.Config(
         app,
         host=host,
@@ -770,10 +818,11 @@ def run(
     """Serve memloom over MCP until the client disconnects (stdio) or the process stops.
 
     ``home`` is the data folder (``None``: ``$MEMLOOM_HOME``, else ``~/.memloom``).
-    ``transport="http"`` serves streamable HTTP at ``http://host:port/mcp``. The
-    HTTP server has no authentication, so it binds loopback addresses only unless
-    ``allow_remote=True``. Logging goes to stderr. Raises :class:`ConfigError`
-    for unusable arguments and settings, before anything is served.
+    ``transport="http"`` serves streamable HTTP at ``http://host:port/mcp`` to the
+    holder of the data folder's API token only (``memloom.access``: the same token
+    as ``memloom serve``); it binds loopback addresses unless ``allow_remote=True``.
+    Logging goes to stderr. Raises :class:`ConfigError` for unusable arguments and
+    settings, before anything is served.
     """
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
@@ -784,9 +833,9 @@ def run(
             raise ConfigError(f"port must be between 1 and 65535, not {port}")
         if not allow_remote and not is_loopback(host):
             raise ConfigError(
-                f"refusing to serve MCP on {host}: the HTTP transport has no authentication, "
-                "so it listens on loopback addresses only (--allow-remote / allow_remote=True "
-                "overrides this)"
+                f"refusing to serve MCP on {host}: it listens on loopback addresses only "
+                "unless --allow-remote / allow_remote=True says otherwise (every request "
+                "needs the API token either way)"
             )
     _configure_logging(log_level)
     engine = memloom.open(home)
@@ -797,10 +846,19 @@ def run(
             log.info("serving %s over stdio", redact_url(engine.settings.database_url))
             server.run("stdio")
         else:
+            from memloom.access import ensure_token
+            from memloom.config import allowed_hosts
+
+            source = ensure_token(engine.settings.home, engine.settings.raw)
+            app = http_app(server, host, source.token, allowed_hosts(engine.settings.raw))
             url = f"http://{_url_host(host)}:{port}{HTTP_PATH}"
-            sys.stderr.write(f"memloom mcp: streamable HTTP on {url}\n")
+            where = source.path if source.path is not None else "MEMLOOM_API_TOKEN"
+            sys.stderr.write(
+                f"memloom mcp: streamable HTTP on {url} (send 'Authorization: Bearer <token>'; "
+                f"the token is in {where})\n"
+            )
             sys.stderr.flush()
-            anyio.run(_serve_http, server, host, port, log_level)
+            anyio.run(_serve_http, app, host, port, log_level)
     except KeyboardInterrupt:
         pass
     finally:

@@ -404,6 +404,13 @@ class SupersedeResponse(BaseModel):
     superseded: bool = True
 
 
+#: Why a forget by tags or ``before`` alone is refused over HTTP and MCP.
+UNSCOPED_FORGET = (
+    "a forget by tags or before alone would delete across every project: name its scope, "
+    "project (one project's memories) or all=true (every project and the global ones)"
+)
+
+
 class ForgetRequest(_Request):
     model_config = ConfigDict(
         extra="forbid",
@@ -414,6 +421,18 @@ class ForgetRequest(_Request):
     tags: Tags = Field(default_factory=list)
     before: UTCDateTime | None = None
     older_than: UTCDateTime | None = Field(default=None, description="Distill's name for before")
+    project: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
+        description="Only this project's memories. Without ids, a forget over HTTP and MCP "
+        "names its scope: a project, or all",
+    )
+    all: bool = Field(
+        default=False,
+        description="Every project's memories and the global ones: the explicit scope of a "
+        "forget by tags or before alone",
+    )
 
     @model_validator(mode="after")
     def _alias(self) -> ForgetRequest:
@@ -426,11 +445,19 @@ class ForgetRequest(_Request):
         if self.before is None:
             self.before = self.older_than
         self.older_than = None
+        if self.all and self.project is not None:
+            raise ValueError("send project or all, not both")
         return self
 
     @property
     def is_empty(self) -> bool:
         return not self.ids and not self.tags and self.before is None
+
+    @property
+    def unscoped(self) -> bool:
+        """A forget by ``tags`` and/or ``before`` alone, naming no project nor ``all``:
+        the shells (HTTP, MCP) refuse it rather than guess that everything is meant."""
+        return not self.is_empty and not self.ids and self.project is None and not self.all
 
 
 class ForgetResponse(BaseModel):

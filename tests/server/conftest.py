@@ -72,12 +72,19 @@ def start_daemon(home: Path, claude: Path, *args: str, env: dict[str, str] | Non
             try:
                 info = json.loads(record.read_text())
                 httpx.get(info["url"] + "/health", timeout=2).raise_for_status()
-                return Daemon(info["url"], home, claude, process, lines=lines)
+                token = full_env.get("MEMLOOM_API_TOKEN") or served_token(home, args)
+                return Daemon(info["url"], home, claude, process, token=token, lines=lines)
             except (ValueError, httpx.HTTPError):
                 pass
         time.sleep(0.1)
     process.kill()
     raise RuntimeError("memloom serve did not come up within 60 s")
+
+
+def served_token(home: Path, args: tuple[str, ...]) -> str:
+    """The token the daemon serves with: its ``--token-file``, else the one it made."""
+    named = args[args.index("--token-file") + 1] if "--token-file" in args else None
+    return Path(named or home / "api-token").read_text().strip()
 
 
 def _drain(stream: Any, lines: list[str]) -> None:

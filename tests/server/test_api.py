@@ -88,7 +88,10 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     missing = api.post("/v1/memory/supersede", json={"old_id": "0" * 16, "new_id": new})
     assert missing.status_code == 404
 
-    forget = api.post("/v1/memory/forget", json={"tags": ["billing"]}).json()
+    unscoped = api.post("/v1/memory/forget", json={"tags": ["billing"]})
+    assert unscoped.status_code == 422 and "project" in unscoped.json()["error"]
+    assert api.get(f"/v1/memories/{billing_id}").status_code == 200  # nothing deleted
+    forget = api.post("/v1/memory/forget", json={"tags": ["billing"], "all": True}).json()
     assert forget["removed"] == 1
     assert api.get(f"/v1/memories/{billing_id}").status_code == 404
     stats = api.get("/v1/memory/stats").json()
@@ -126,7 +129,9 @@ def test_distill_caller_embeddings_and_older_than(tmp_path_factory, backend):
             )
             wrong = api.post("/v1/memory/recall", json={"query_embedding": [1.0, 0.0]})
             assert wrong.status_code == 422 and "dimensions" in wrong.json()["error"]
-            gone = api.post("/v1/memory/forget", json={"older_than": "2999-01-01T00:00:00Z"}).json()
+            gone = api.post(
+                "/v1/memory/forget", json={"older_than": "2999-01-01T00:00:00Z", "all": True}
+            ).json()
             assert gone == {"removed": 2, "total_memories": 0}
     finally:
         stop(d)
@@ -162,7 +167,7 @@ def test_memories_routes_save_list_get_update_history_pin(api):
     assert [v["version"] for v in history] == [2, 1]
     pinned = api.post(f"/v1/memories/{upd.json()['id']}/pin", json={"pinned": True}).json()
     assert pinned["pinned"] is True
-    restored = api.post(f"/v1/memories/{upd.json()['id']}/restore").json()
+    restored = api.post(f"/v1/memories/{upd.json()['id']}/restore", json={}).json()
     assert restored["decay_level"] == 0
 
 
@@ -210,7 +215,7 @@ def test_conflict_routes_resolve_and_revert(api):
     assert res["status"] == "resolved" and res["existing"]["status"] == "expired"
     again = api.post(f"/v1/conflicts/{cid}/resolve", json={"action": "keep_new"})
     assert again.status_code == 409
-    back = api.post(f"/v1/conflicts/{cid}/revert").json()
+    back = api.post(f"/v1/conflicts/{cid}/revert", json={}).json()
     assert back["status"] == "pending" and back["existing"]["status"] == "active"
     bad = api.post(f"/v1/conflicts/{cid}/resolve", json={"action": "merge"})
     assert bad.status_code == 422 and "merged text" in bad.json()["error"]
@@ -338,9 +343,7 @@ def test_body_limit_and_token_rule(tmp_path):
     d = start_daemon(
         tmp_path / "home",
         tmp_path / "claude",
-        "--token",
-        "s3cret-token",
-        env={"MEMLOOM_MAX_BODY_BYTES": "2048"},
+        env={"MEMLOOM_MAX_BODY_BYTES": "2048", "MEMLOOM_API_TOKEN": "s3cret-token"},
     )
     try:
         assert httpx.get(d.url + "/health").status_code == 200
@@ -360,7 +363,9 @@ def test_body_limit_and_token_rule(tmp_path):
                 yield b"y" * 4000
                 yield b'"}]}'
 
-            streamed = api.post("/v1/memory/store", content=chunks())
+            streamed = api.post(
+                "/v1/memory/store", content=chunks(), headers={"Content-Type": "application/json"}
+            )
             assert streamed.status_code == 413
     finally:
         stop(d)
@@ -380,7 +385,7 @@ def test_refuses_to_listen_off_loopback_without_a_token(tmp_path):
         timeout=60,
     )
     assert res.returncode == 1
-    assert "without a token" in res.stderr and "MEMLOOM_API_TOKEN" in res.stderr
+    assert "generated token" in res.stderr and "MEMLOOM_API_TOKEN" in res.stderr
     assert not (tmp_path / "daemon.json").exists()
 
 
@@ -552,7 +557,7 @@ def test_token_required_off_loopback_and_accepted_from_the_environment(tmp_path)
         record = json.loads((d.home / "daemon.json").read_text())
         assert record["token_required"] is True and record["host"] == "0.0.0.0"
         assert httpx.get(url + "/health").status_code == 200
-        for path in ("/v1/status", "/openapi.json", "/v1/memories"):
+        for path in ("/v1/status", "/v1/activity", "/v1/memories"):
             res = httpx.get(url + path)
             assert res.status_code == 401 and res.headers["www-authenticate"] == "Bearer", path
         wrong = httpx.get(url + "/v1/status", headers={"Authorization": "Bearer env-s3cret"})
@@ -562,7 +567,11 @@ def test_token_required_off_loopback_and_accepted_from_the_environment(tmp_path)
         ok = httpx.get(url + "/v1/status", headers={"Authorization": "Bearer env-s3cret-token"})
         assert ok.status_code == 200
         # The body limit answers first: an unauthenticated client cannot make it read 8 MB.
-        big = httpx.post(url + "/v1/memory/store", content=b"x" * (8 * 1024 * 1024 + 1))
+        big = httpx.post(
+            url + "/v1/memory/store",
+            content=b"x" * (8 * 1024 * 1024 + 1),
+            headers={"Content-Type": "application/json"},
+        )
         assert big.status_code == 413
     finally:
         stop(d)
@@ -585,11 +594,11 @@ def test_token_check_failures_answer_json_not_a_bare_500():
         raise RuntimeError("bug")
 
     for lookup, status in ((down, 503), (broken, 500)):
-        client = TestClient(BearerAuth(app, None, lookup=lookup), raise_server_exceptions=False)
+        client = TestClient(BearerAuth(app, "srv", lookup=lookup), raise_server_exceptions=False)
         res = client.get("/v1/status", headers={"Authorization": "Bearer mlt_abc"})
         assert res.status_code == status and res.headers["content-type"] == "application/json"
         assert res.json()["error"]
     # A token no one could have been given is not even looked up.
-    client = TestClient(BearerAuth(app, None, lookup=down), raise_server_exceptions=False)
+    client = TestClient(BearerAuth(app, "srv", lookup=down), raise_server_exceptions=False)
     res = client.get("/v1/status", headers={"Authorization": "Bearer " + "x" * 600})
     assert res.status_code == 401

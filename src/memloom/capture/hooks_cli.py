@@ -8,7 +8,6 @@ user's session. Failures are recorded in ``capture.db``'s event log instead
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,17 +22,24 @@ if TYPE_CHECKING:
 RECALL_TIMEOUT_S = 2.0
 
 
-def _post(daemon: dict[str, Any], path: str, body: dict[str, Any], timeout: float) -> Any:
-    """``body`` to the running daemon (its record's address), the JSON it answered."""
+def _post(
+    daemon: dict[str, Any], location: Any, path: str, body: dict[str, Any], timeout: float
+) -> Any:
+    """``body`` to the running daemon (its record's address), the JSON it answered; the
+    daemon first proves it holds this data folder's token (``location``: where the
+    store and its config are), so nothing reaches a process that took its port."""
     from urllib.parse import urlsplit
 
-    from memloom.capture.local_http import post_json
+    from memloom.access import find_token
+    from memloom.capture.local_http import LocalHTTPError, post_json
 
     where = urlsplit(daemon["url"])
     if where.scheme != "http" or where.hostname is None or where.port is None:
         raise ValueError(f"the daemon record's URL is not http://host:port: {daemon['url']!r}")
-    token = os.environ.get("MEMLOOM_API_TOKEN") or None
-    return post_json(where.hostname, where.port, path, body, timeout=timeout, token=token)
+    source = find_token(location.home, location.raw)
+    if source is None:
+        raise LocalHTTPError("no API token to reach the daemon with (it writes api-token)")
+    return post_json(where.hostname, where.port, path, body, timeout=timeout, token=source.token)
 
 
 def _read_stdin(data: str | None = None) -> dict[str, Any]:
@@ -97,7 +103,7 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
         memories = None
         if daemon is not None:
             try:
-                found = _post(daemon, "/v1/memory/recall", query, RECALL_TIMEOUT_S)
+                found = _post(daemon, settings, "/v1/memory/recall", query, RECALL_TIMEOUT_S)
                 memories = found["memories"]
             except Exception as exc:
                 _log(home, "hook_recall_failed", str(exc))

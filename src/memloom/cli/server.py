@@ -17,31 +17,41 @@ def serve(
         "127.0.0.1"
     ),
     port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 4319,
-    token: Annotated[
-        str | None,
+    token_file: Annotated[
+        Path | None,
         typer.Option(
-            envvar="MEMLOOM_API_TOKEN",
-            help="Bearer token every request must carry (required off loopback).",
-            show_envvar=True,
+            "--token-file",
+            help="Read the bearer token from this file (yours, mode 600). Default: "
+            "MEMLOOM_API_TOKEN, [server] token_file in config.toml, else api-token in the "
+            "data folder, made on the first start.",
         ),
     ] = None,
+    token: Annotated[str | None, typer.Option("--token", hidden=True)] = None,
     stop_: Annotated[bool, typer.Option("--stop", help="Stop the running daemon instead.")] = False,
 ) -> None:
     """Run the HTTP API and the background worker (decay, capture) in the foreground.
 
-    Listens on 127.0.0.1:4319 by default; API docs at /docs, OpenAPI at /openapi.json.
-    Listening on any other address needs a token. `memloom stop` ends it.
+    Listens on 127.0.0.1:4319 by default and serves its owner only: every /v1 request
+    needs the bearer token (hooks, the CLI and `memloom ui` find it themselves), and
+    requests from web pages of other origins are refused. API docs at /docs, OpenAPI at
+    /openapi.json. Listening on any other address needs a token of your own
+    (MEMLOOM_API_TOKEN or --token-file). `memloom stop` ends it.
     """
     from memloom.config import resolve_home
     from memloom.errors import DaemonError
     from memloom.server.daemon import serve as run_server
 
     state: State = ctx.obj
+    if token is not None:
+        raise CliError(
+            "a token on the command line shows in `ps` to every user: set MEMLOOM_API_TOKEN "
+            "or pass --token-file FILE instead"
+        )
     if stop_:
         _stop(resolve_home(state.home))
         return
     try:
-        run_server(state.home, host=host, port=port, token=token)
+        run_server(state.home, host=host, port=port, token_file=token_file)
     except DaemonError as exc:
         raise CliError(str(exc)) from exc
 
@@ -79,7 +89,10 @@ def mcp_command(
     port: Annotated[int, typer.Option(help="Port for --transport http.", min=1, max=65535)] = 4320,
     allow_remote: Annotated[
         bool,
-        typer.Option("--allow-remote", help="Allow a non-loopback --host (no authentication)."),
+        typer.Option(
+            "--allow-remote",
+            help="Allow a non-loopback --host (every request still needs the API token).",
+        ),
     ] = False,
     log_level: Annotated[
         str, typer.Option(help="DEBUG, INFO, WARNING or ERROR; logs go to stderr.")
@@ -106,13 +119,21 @@ def mcp_command(
 
 
 def ui(ctx: typer.Context) -> None:
-    """Open the viewer in your browser (starting the daemon if it is not running)."""
+    """Open the viewer in your browser (starting the daemon if it is not running).
+
+    The link carries the daemon's token in its #fragment, which the browser keeps to
+    itself: nothing to type, and the token reaches no log.
+    """
     import subprocess
     import time as _time
     import webbrowser
 
+    from memloom.access import find_token
     from memloom.config import resolve_home
     from memloom.daemon_record import read_daemon
+    from memloom.errors import ConfigError
+    from memloom.location import read_config
+    from memloom.server.daemon import viewer_link
 
     state: State = ctx.obj
     home = resolve_home(state.home)
@@ -132,9 +153,15 @@ def ui(ctx: typer.Context) -> None:
             info = read_daemon(home)
         if info is None:
             raise CliError("the daemon did not start; run `memloom serve` to see why")
-    url = info["url"] + "/"
+    try:
+        source = find_token(home, read_config(home))
+    except ConfigError as exc:
+        raise CliError(str(exc)) from exc
+    base = str(info["url"]).replace("[::]", "[::1]").replace("0.0.0.0", "127.0.0.1")
+    url = viewer_link(base, source.token) if source is not None else base + "/"
     opened = webbrowser.open(url)
-    console().print(f"{'opened' if opened else 'open'} {url}")
+    shown = base + "/#token=…" if source is not None else url
+    console().print(f"{'opened' if opened else 'open'} {shown if opened else url}")
 
 
 def register(app: typer.Typer) -> None:

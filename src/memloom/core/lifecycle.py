@@ -112,7 +112,7 @@ class Lifecycle:
         with self.ctx.lock, store.transaction():
             removed = 0
             if not req.is_empty:
-                matched = store.select_ids(req.ids, req.tags, ts(req.before))
+                matched = store.select_ids(req.ids, req.tags, ts(req.before), req.project)
                 removed = self.writer.delete_chains(matched)
             total = store.count()
         if removed:

@@ -13,17 +13,19 @@ import time
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal, Protocol
 
-from fastapi import Body, Depends, FastAPI, Path, Query, Request
+from fastapi import Body, Depends, FastAPI, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 import memloom
+from memloom.access import CHALLENGE_HEADER, PROOF_HEADER, proof
 from memloom.config import redact_url
 from memloom.engine import Memloom
 from memloom.models import (
     MAX_NAME_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
+    UNSCOPED_FORGET,
     ConflictDocument,
     ConflictList,
     ErrorResponse,
@@ -51,7 +53,13 @@ from memloom.models import (
     check_storable,
 )
 from memloom.server import errors
-from memloom.server.middleware import DEFAULT_MAX_BODY, BearerAuth, BodyLimit, JsonBodies
+from memloom.server.middleware import (
+    DEFAULT_MAX_BODY,
+    BearerAuth,
+    BodyLimit,
+    HostPolicy,
+    OwnerOnly,
+)
 from memloom.server.ndjson import Emit, ndjson_stream
 from memloom.store.base import Principal
 
@@ -61,10 +69,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         400: "Malformed request (plain text when the HTTP server itself cannot parse it, "
         "e.g. a request line over 64 KiB)",
         401: "Missing or wrong bearer token",
-        403: "Shared with this token for reading only",
+        403: "From another origin or site, or shared with this token for reading only",
         404: "Not found",
         409: "Not valid in the current state",
         413: "Body too large",
+        415: "A body that is not Content-Type: application/json",
+        421: "A Host this server does not answer to (DNS rebinding)",
         422: "Invalid field values",
         503: "The database or embedder is unavailable",
     }.items()
@@ -216,16 +226,29 @@ def _current_engine(request: Request) -> Memloom:
 Current = Annotated[Memloom, Depends(_current_engine)]
 
 
+#: Pages and files without data: a browser may open them without the token (the
+#: viewer's page then sends the token it was given in the link's #fragment).
+OPEN_PATHS = ("/health", "/", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc")
+OPEN_PREFIXES = ("/viewer/", "/docs-static/")
+DOCS_PATHS = ("/docs", "/redoc", "/docs/oauth2-redirect")
+
+
 def create_app(
     engine: Memloom,
     *,
-    token: str | None = None,
+    token: str,
+    host: str = "127.0.0.1",
+    allowed_hosts: tuple[str, ...] = (),
     max_body: int = DEFAULT_MAX_BODY,
     services: Services | None = None,
 ) -> Any:
-    """The ASGI app around one engine (wrapped in the body limit and, if set, the token)."""
-
+    """The ASGI app around one engine, serving its owner only: every ``/v1`` route needs
+    ``token`` (or, on a shared store, an API token), and :class:`OwnerOnly` checks the
+    Host (``host``: the address it is bound to; ``allowed_hosts``: other names it
+    answers to), the Origin and the Content-Type first."""
     from contextlib import asynccontextmanager
+
+    from fastapi_offline import FastAPIOffline
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -237,14 +260,17 @@ def create_app(
             if services is not None:
                 services.stop()
 
-    app = FastAPI(
+    app: FastAPI = FastAPIOffline(  # Swagger UI and ReDoc from the package, never a CDN
+        static_url="/docs-static",
         title="memloom",
         version=memloom.__version__,
         summary="Long-term memory for AI coding agents",
         description=(
             "Distill-compatible memory routes (`/v1/memory/*`) plus memloom's own: "
             "listing, versions, provenance, conflicts, session import and capture. "
-            'Errors are `{"error": message}`.'
+            'Errors are `{"error": message}`. Every `/v1` route needs '
+            "`Authorization: Bearer <token>` (the token is in `api-token` in the data folder, "
+            "see `memloom status`) and a JSON body is sent as `Content-Type: application/json`."
         ),
         responses=ERRORS,
         lifespan=lifespan,
@@ -274,7 +300,10 @@ def create_app(
 
     @app.post("/v1/memory/forget", tags=["memory"])
     def forget(m: Current, req: ForgetRequest) -> ForgetResponse:
-        """Delete by ids, tags and/or `before` (`older_than`); criteria combine with AND."""
+        """Delete by ids, tags and/or `before` (`older_than`); criteria combine with AND.
+        Without ids, name the scope: `project`, or `"all": true`."""
+        if req.unscoped:
+            return errors.error(422, UNSCOPED_FORGET)  # type: ignore[return-value]
         return m.forget(req)
 
     @app.get("/v1/memory/stats", tags=["memory"])
@@ -452,7 +481,13 @@ def create_app(
         )
 
     @app.get("/health", tags=["status"])
-    def health() -> Health:
+    def health(request: Request, response: Response) -> Health:
+        """Up? With an ``X-Memloom-Challenge`` header, the answer carries
+        ``X-Memloom-Proof``: what only the holder of the server's token can compute, so
+        a hook checks the daemon is its own before it sends a prompt."""
+        challenge = request.headers.get(CHALLENGE_HEADER)
+        if challenge is not None and 0 < len(challenge) <= 128:
+            response.headers[PROOF_HEADER] = proof(token, challenge)
         return Health(version=memloom.__version__)
 
     from fastapi.responses import FileResponse
@@ -476,18 +511,20 @@ def create_app(
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     app.state.engines = EngineScopes(engine)
-    wrapped: Any = JsonBodies(app)
-    lookup = engine.token_principal if engine.supports_tokens else None
-    if token or lookup is not None:
-        # The viewer's files hold no data; the page asks for the token and sends it itself.
-        wrapped = BearerAuth(
-            wrapped,
-            token,
-            lookup=lookup,
-            tokens_exist=engine.has_tokens if engine.supports_tokens else None,
-            open_paths=("/health", "/"),
-            open_prefixes=("/viewer/",),
-        )
+    wrapped: Any = BearerAuth(
+        app,
+        token,
+        lookup=engine.token_principal if engine.supports_tokens else None,
+        open_paths=OPEN_PATHS,
+        open_prefixes=OPEN_PREFIXES,
+    )
     wrapped = BodyLimit(wrapped, max_body)
+    wrapped = OwnerOnly(
+        wrapped,
+        HostPolicy(host, allowed_hosts),
+        open_paths=OPEN_PATHS,
+        open_prefixes=OPEN_PREFIXES,
+        docs_paths=DOCS_PATHS,
+    )
     wrapped.fastapi = app  # the FastAPI app itself, for its OpenAPI document
     return wrapped

@@ -210,22 +210,35 @@ class _Server:
         return Server(config)
 
 
+def viewer_link(url: str, token: str) -> str:
+    """The viewer's address with the token in its ``#fragment``: a browser never sends
+    a fragment to a server, so the token reaches no log; the page reads it and drops it."""
+    from urllib.parse import quote
+
+    return f"{url}/#token={quote(token, safe='')}"
+
+
 def serve(
     home: str | os.PathLike[str] | None = None,
     *,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
-    token: str | None = None,
+    token_file: str | os.PathLike[str] | None = None,
     decay_interval: float | None = None,
 ) -> None:
-    """Run the daemon in the foreground until SIGTERM/SIGINT."""
+    """Run the daemon in the foreground until SIGTERM/SIGINT, serving the holder of its
+    token only (``memloom.access``: ``MEMLOOM_API_TOKEN``, ``token_file``, a configured
+    token file, else ``<home>/api-token``, made on the first start)."""
+    import sys
+
     import uvicorn
 
-    from memloom.config import load_settings
+    from memloom.access import ensure_token, read_token_file
+    from memloom.config import allowed_hosts, load_settings
+    from memloom.errors import ConfigError
     from memloom.server.app import create_app
     from memloom.server.middleware import DEFAULT_MAX_BODY
 
-    token = token or os.environ.get("MEMLOOM_API_TOKEN") or None
     settings = load_settings(home)
     existing = read_daemon(settings.home)
     if existing is not None:
@@ -235,6 +248,19 @@ def serve(
         )
     if decay_interval is None:
         decay_interval = float(os.environ.get("MEMLOOM_DECAY_INTERVAL", "3600"))
+    try:
+        # The data folder holds the token, the record and the queue, whatever the store.
+        settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if token_file is not None:
+            path = Path(token_file).expanduser().absolute()
+            secret, explicit, where = read_token_file(path), True, str(path)
+        else:
+            source = ensure_token(settings.home, settings.raw)
+            secret, explicit = source.token, source.origin != "home"
+            where = str(source.path) if source.path is not None else "MEMLOOM_API_TOKEN"
+        hosts = allowed_hosts(settings.raw)
+    except (ConfigError, OSError) as exc:
+        raise DaemonError(str(exc)) from exc
 
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -249,11 +275,12 @@ def serve(
     engine = memloom.open(settings=settings)
     try:
         tokens = engine.has_tokens()
-        if not is_loopback(host) and not (token or tokens):
+        if not is_loopback(host) and not (explicit or tokens):
             raise DaemonError(
-                f"refusing to listen on {host} without a token: set MEMLOOM_API_TOKEN, pass "
-                "--token, or create API tokens on a shared store (memloom tokens create); "
-                "every request then needs 'Authorization: Bearer <token>'"
+                f"refusing to listen on {host} with the generated token: set your own "
+                "(MEMLOOM_API_TOKEN, --token-file, or [server] token_file in config.toml) "
+                "or create API tokens on a shared store (memloom tokens create); every "
+                "request then needs 'Authorization: Bearer <token>'"
             )
         engine.embedder.embed_query("warm up")  # the first prompt-recall should not pay for it
         from memloom.capture.budget import sweep_interval
@@ -265,7 +292,14 @@ def serve(
             sweep_interval=sweep_interval(settings.raw),
         )
         max_body = int(os.environ.get("MEMLOOM_MAX_BODY_BYTES", DEFAULT_MAX_BODY))
-        app = create_app(engine, token=token, services=services, max_body=max_body)
+        app = create_app(
+            engine,
+            token=secret,
+            host=host,
+            allowed_hosts=hosts,
+            services=services,
+            max_body=max_body,
+        )
         shown = f"[{host}]" if family == socket.AF_INET6 else host
         url = f"http://{shown}:{actual_port}"
         record = {
@@ -273,12 +307,19 @@ def serve(
             "host": host,
             "port": actual_port,
             "url": url,
-            "token_required": bool(token or tokens),
+            "token_required": True,
+            "token_file": where if where != "MEMLOOM_API_TOKEN" else None,
             "started_at": time.time(),
             "version": memloom.__version__,
         }
         write_daemon_record(settings.home, record)
         log.info("memloom serving %s", url)
+        browse = url.replace("[::]", "[::1]").replace("0.0.0.0", "127.0.0.1")
+        sys.stderr.write(
+            f"memloom: serving {url} (token: {where})\n"
+            f"memloom: viewer: {viewer_link(browse, secret)}\n"
+        )
+        sys.stderr.flush()
         config = uvicorn.Config(
             app,
             log_level=os.environ.get("MEMLOOM_LOG_LEVEL", "warning"),

@@ -1,11 +1,25 @@
-"""Pure ASGI middleware: body size limit and bearer-token check."""
+"""Pure ASGI middleware: who may call (Host, Origin, Content-Type, bearer token), body limit.
+
+Loopback is not a trust boundary (docs/security.md): a web page in the user's
+browser and other users of the machine reach 127.0.0.1 too. So every request is
+checked, cheapest first, before any route runs:
+
+1. :class:`OwnerOnly` -- the ``Host`` must be a loopback name or a configured one
+   (421; DNS rebinding), a browser request from another origin is refused (403;
+   ``Origin``, ``Sec-Fetch-Site``), and a POST/PUT/PATCH must be
+   ``application/json`` (415: an HTML form or a no-cors ``fetch`` cannot send it).
+   It also adds the headers that keep responses out of frames and sniffers.
+2. :class:`BodyLimit` -- 413 past the size limit.
+3. :class:`BearerAuth` -- 401 without the token.
+"""
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import anyio
@@ -83,33 +97,32 @@ class Unauthorized(Exception):
 class BearerAuth:
     """Every route but the open ones needs ``Authorization: Bearer <token>``.
 
-    Two kinds of token are accepted: the server's own (``--token`` /
-    ``MEMLOOM_API_TOKEN``: the whole store) and, on a shared store, the API
+    Two kinds of token are accepted: the server's own (``token``: the whole store;
+    ``memloom.access`` says where it comes from) and, on a shared store, the API
     tokens of ``memloom tokens create`` (one owner each), found by ``lookup``.
     The principal a request acts for is left in ``scope["memloom.principal"]``.
-    While neither kind exists (a loopback server of one person) nothing is asked.
     """
 
     def __init__(
         self,
         app: Any,
-        token: str | None,
+        token: str,
         *,
         lookup: Callable[[str], Any] | None = None,
-        tokens_exist: Callable[[], bool] | None = None,
-        open_paths: tuple[str, ...] = ("/health",),
+        open_paths: Collection[str] = ("/health",),
         open_prefixes: tuple[str, ...] = (),
     ) -> None:
+        if not token:
+            raise ValueError("BearerAuth needs the server's token")
         self.app = app
-        self.token = token.encode() if token else None
+        self.token = token.encode()
         self.lookup = lookup
-        self.tokens_exist = tokens_exist
-        self.open_paths = open_paths
+        self.open_paths = frozenset(open_paths)
         self.open_prefixes = open_prefixes
 
     def _authorize(self, supplied: bytes) -> Any:
         """The principal for a token (None: the whole store); raises Unauthorized."""
-        if self.token is not None and supplied and hmac.compare_digest(supplied, self.token):
+        if supplied and hmac.compare_digest(supplied, self.token):
             return None
         # API tokens are short printable ASCII: anything else is not worth a database query.
         plausible = len(supplied) <= 512 and all(0x21 <= b <= 0x7E for b in supplied)
@@ -117,18 +130,12 @@ class BearerAuth:
             principal = self.lookup(supplied.decode("utf-8", "replace"))
             if principal is not None:
                 return principal
-        if (
-            self.token is None
-            and not supplied
-            and not (self.tokens_exist is not None and self.tokens_exist())
-        ):
-            return None
         raise Unauthorized
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         path = scope.get("path", "")
         if (
-            scope["type"] != "http"
+            scope["type"] not in ("http", "websocket")
             or path in self.open_paths
             or (self.open_prefixes and path.startswith(self.open_prefixes))
         ):
@@ -157,21 +164,166 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-class JsonBodies:
-    """Every POST body here is JSON: read it as JSON whatever Content-Type says.
+#: What the viewer's page may load and do: its own files only, never in a frame.
+STRICT_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
+)
+#: The API documentation pages (Swagger UI, ReDoc) start from an inline script; their
+#: files are served from here, never a CDN.
+DOCS_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+#: Methods a page can send with a body; only JSON is taken (a form or a no-cors fetch
+#: can only send text/plain, form-urlencoded or multipart without asking first).
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+#: Sec-Fetch-Site values of a request made by another origin's page.
+FOREIGN_SITES = frozenset({b"cross-site", b"same-site"})
 
-    curl's ``-d`` and some clients send ``application/x-www-form-urlencoded`` or
-    nothing; answering "expected an object" to valid JSON would be unhelpful.
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """``Host`` header → (host, port), IPv6 without brackets; None when malformed."""
+    value = value.strip()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        host, rest = value[1:end], value[end + 1 :]
+        if rest and not rest.startswith(":"):
+            return None
+        port_text = rest[1:]
+    else:
+        host, _, port_text = value.partition(":")
+    if port_text:
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            return None
+        return host.lower(), int(port_text)
+    return (host.lower(), None) if host else None
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+class HostPolicy:
+    """Which ``Host`` names a server answers to.
+
+    Always: ``localhost`` and loopback addresses. A server bound to another
+    address also answers to IP addresses (a DNS-rebinding page can only use a
+    name). Other names only when configured (``allowed``: exact names, or
+    ``.example.com`` for a domain and its subdomains), as Vite's ``allowedHosts``.
     """
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, bound: str, allowed: Collection[str] = ()) -> None:
+        bound_ip = _ip(bound.strip("[]"))
+        self.any_ip = bool(bound_ip is not None and not bound_ip.is_loopback) or bound in ("", "*")
+        if bound_ip is None and bound not in ("", "*", "localhost"):
+            allowed = [*allowed, bound]  # bound by name: that name is the server's own
+        self.names = frozenset(a.lower().rstrip(".") for a in allowed if not a.startswith("."))
+        self.suffixes = tuple(a.lower().rstrip(".") for a in allowed if a.startswith("."))
+
+    def allows(self, host: str) -> bool:
+        name = host.lower().rstrip(".")
+        if name == "localhost":
+            return True
+        ip = _ip(name)
+        if ip is not None:
+            return ip.is_loopback or self.any_ip
+        return name in self.names or (
+            bool(self.suffixes) and (name.endswith(self.suffixes) or f".{name}" in self.suffixes)
+        )
+
+
+class OwnerOnly:
+    """The checks no route may skip (see the module's docstring), and the safety headers.
+
+    ``open_paths`` / ``open_prefixes``: files with no data (the viewer's page and
+    scripts, the API docs): a browser may navigate to them from anywhere (they are
+    still Host-checked, and never framed). ``docs_prefixes``: pages that run an
+    inline script, which get :data:`DOCS_CSP`.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        hosts: HostPolicy,
+        *,
+        open_paths: Collection[str] = (),
+        open_prefixes: tuple[str, ...] = (),
+        docs_paths: Collection[str] = (),
+    ) -> None:
         self.app = app
+        self.hosts = hosts
+        self.open_paths = frozenset(open_paths)
+        self.open_prefixes = open_prefixes
+        self.docs_paths = frozenset(docs_paths)
+
+    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope.get("headers", []):
+            headers.setdefault(name, value)
+        raw_host = headers.get(b"host", b"").decode("latin-1")
+        host = split_host(raw_host)
+        if host is None or not self.hosts.allows(host[0]):
+            return 421, (
+                f"this server does not answer to the host {raw_host!r}; add it to "
+                "[server] allowed_hosts in config.toml if it is yours"
+            )
+        method = scope.get("method", "GET")
+        path = scope.get("path", "")
+        static = method in ("GET", "HEAD") and (
+            path in self.open_paths
+            or (bool(self.open_prefixes) and path.startswith(self.open_prefixes))
+        )
+        origin = headers.get(b"origin")
+        if origin is not None and not static:
+            scheme = scope.get("scheme", "http")
+            if origin.decode("latin-1").lower().rstrip("/") != f"{scheme}://{raw_host}".lower():
+                return 403, "requests from another origin are refused"
+        if headers.get(b"sec-fetch-site") in FOREIGN_SITES and not static:
+            return 403, "requests from another site are refused"
+        if method in BODY_METHODS:
+            media = headers.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
+            if media != b"application/json":
+                return 415, "send the body as Content-Type: application/json"
+        return None
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
-            headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
-            original = dict(scope.get("headers", [])).get(b"content-type", b"")
-            if not original.startswith(b"application/json"):
-                headers.append((b"content-type", b"application/json"))
-                scope = {**scope, "headers": headers}
-        await self.app(scope, receive, send)
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            status, message = refusal
+            await _send_error(send, status, message, _SAFETY)
+            return
+        csp = DOCS_CSP if scope.get("path", "") in self.docs_paths else STRICT_CSP
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                present = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [h for h in _SAFETY if h[0] not in present]
+                if b"content-security-policy" not in present:
+                    extra.append((b"content-security-policy", csp.encode()))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+#: On every response: no MIME sniffing, no framing (old browsers), no referrer.
+_SAFETY = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]

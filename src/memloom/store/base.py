@@ -198,7 +198,11 @@ class Store(Protocol):
     def delete(self, memory_ids: Sequence[str]) -> int: ...
     def purge(self) -> None: ...
     def select_ids(
-        self, ids: Sequence[str], tags: Sequence[str], before: float | None
+        self,
+        ids: Sequence[str],
+        tags: Sequence[str],
+        before: float | None,
+        project: str | None = None,
     ) -> list[str]: ...
     def list(
         self,

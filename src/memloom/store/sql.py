@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from functools import lru_cache
 from typing import Any, ClassVar
 
+from memloom.errors import ValidationError
 from memloom.store.base import (
     ConflictRow,
     LedgerRow,
@@ -100,6 +101,28 @@ LEDGER_FIELDS = (
 CONFLICT_UPDATABLE = frozenset({"status", "resolution", "detail", "resolved_at", "reason"})
 #: ``list`` orders: the sort column of each.
 LIST_ORDERS = {"recent": "last_referenced", "accessed": "access_count", "created": "created_at"}
+
+
+def parse_cursor(cursor: str) -> tuple[float | int, int]:
+    """A list page's ``next_cursor`` as given back: ``[key, rowid]``, two finite numbers.
+    Anything else is the caller's mistake (400), never a database error."""
+    import math
+
+    try:
+        key, rowid = json.loads(cursor)
+    except (ValueError, TypeError, RecursionError):
+        key = rowid = None
+    numeric = isinstance(key, int | float) and not isinstance(key, bool)
+    if (
+        not numeric
+        or not math.isfinite(key)
+        or not isinstance(rowid, int)
+        or isinstance(rowid, bool)
+        or not -(2**63) <= rowid < 2**63
+        or (isinstance(key, int) and not -(2**63) <= key < 2**63)
+    ):
+        raise ValidationError("invalid cursor: pass back the next_cursor of the previous page")
+    return key, rowid
 
 
 @lru_cache(maxsize=64)
@@ -327,9 +350,14 @@ class SQLStore:
         return row is not None
 
     def select_ids(
-        self, ids: Sequence[str], tags: Sequence[str], before: float | None
+        self,
+        ids: Sequence[str],
+        tags: Sequence[str],
+        before: float | None,
+        project: str | None = None,
     ) -> list[str]:
-        """Ids matching every given criterion (forget's selection), the caller's own only."""
+        """Ids matching every given criterion (forget's selection), the caller's own only;
+        ``project``: of that project only."""
         d = self.dialect
         conditions: list[str] = []
         params: list[Any] = []
@@ -344,6 +372,9 @@ class SQLStore:
         if before is not None:
             conditions.append(f"m.created_at < {d.ph}")
             params.append(before)
+        if project is not None:
+            conditions.append(f"m.project = {d.ph}")
+            params.append(project)
         if not conditions:
             return []
         owned, owned_params = self._owned_sql("m")
@@ -375,12 +406,9 @@ class SQLStore:
         key = LIST_ORDERS[order]
         page_where, page_params = where, list(params)
         if cursor:
-            try:
-                last_key, last_rowid = json.loads(cursor)
-                if self.dialect.typed_cursor:
-                    last_key, last_rowid = float(last_key), int(last_rowid)
-            except (ValueError, TypeError) as exc:
-                raise StoreError("invalid cursor") from exc
+            last_key, last_rowid = parse_cursor(cursor)
+            if self.dialect.typed_cursor:
+                last_key = float(last_key)
             page_where += f" AND (m.{key} < {ph} OR (m.{key} = {ph} AND m.rowid < {ph}))"
             page_params += [last_key, last_key, last_rowid]
         with self._conn() as conn:

@@ -32,6 +32,23 @@ export function setToken(token) {
 
 let memoryToken = "";
 
+// `memloom ui` and `memloom serve` give the viewer's link with the token in its
+// #fragment (a browser never sends a fragment to a server, so it reaches no log):
+// keep it for this tab and take it out of the address bar and history at once.
+// This module is evaluated before the router reads the hash.
+(function takeTokenFromLink() {
+  const match = /^#token=([^&]*)/.exec(window.location.hash || "");
+  if (!match) return;
+  let token = "";
+  try {
+    token = decodeURIComponent(match[1]);
+  } catch {
+    token = "";
+  }
+  if (token) setToken(token);
+  history.replaceState(null, "", window.location.pathname + window.location.search + "#/memories");
+})();
+
 function currentToken() {
   return getToken() || memoryToken;
 }
@@ -95,7 +112,8 @@ function tokenForm(wrong) {
       h(
         "p",
         { class: "muted" },
-        "memloom serve was started with --token. Enter it to continue; it is kept in this " +
+        "Open the viewer with `memloom ui` (its link carries the token), or enter the token " +
+          "(in api-token in memloom's data folder, see `memloom status`). It is kept in this " +
           "tab's session storage only and sent as a bearer token.",
       ),
       wrong ? h("p", { class: "error", role: "alert" }, "That token was not accepted.") : null,
@@ -115,13 +133,16 @@ export async function rawFetch(path, { method = "GET", body, query, signal } = {
     const headers = { Accept: "application/json" };
     const token = currentToken();
     if (token) headers.Authorization = `Bearer ${token}`;
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    // The server takes a POST only as JSON (a page of another origin cannot send that
+    // without asking first): a POST without a body sends an empty object.
+    const sent = method === "GET" || method === "HEAD" ? undefined : JSON.stringify(body ?? {});
+    if (sent !== undefined) headers["Content-Type"] = "application/json";
     let res;
     try {
       res = await fetch(url(path, query), {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: sent,
         signal,
         cache: "no-store",
       });
