@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -359,10 +360,13 @@ def test_streamable_http(home):
     try:
         wait_for_port(port, proc)
 
+        token = (home / "api-token").read_text().strip()  # made on the first start
+
         async def test() -> None:
             url = f"http://127.0.0.1:{port}/mcp"
             async with (
-                streamable_http_client(url) as (read, write),
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
                 ClientSession(read, write) as s,
             ):
                 await s.initialize()
@@ -440,7 +444,10 @@ def test_lifecycle_tools_in_process(tmp_path, backend):
                 tagged = structured(
                     await c.call_tool("save_memory", {"text": "Old scratch note", "tags": ["tmp"]})
                 )["id"]
-                forgot = await c.call_tool("forget_memory", {"tags": ["tmp"]})
+                unscoped = await c.call_tool("forget_memory", {"tags": ["tmp"]})
+                assert unscoped.is_error and "all=true" in text(unscoped)
+                assert engine.backend.get(tagged) is not None  # nothing was deleted
+                forgot = await c.call_tool("forget_memory", {"tags": ["tmp"], "all": True})
                 assert structured(forgot)["removed"] == 1
                 assert engine.backend.get(tagged) is None
 

@@ -8,10 +8,11 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
+from memloom.access import proof
 from memloom.capture.local_http import LocalHTTPError, post_json
 
 
@@ -24,6 +25,8 @@ class Server:
         self.reply: bytes = b""
         self.delay = 0.0
         self.requests: list[bytes] = []
+        #: How ``GET /health`` with a challenge is answered (None: like any request).
+        self.hello: Callable[[str], bytes] | None = None
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -38,6 +41,24 @@ class Server:
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
                 head, _, body = data.partition(b"\r\n\r\n")
+                if head.startswith(b"GET /health ") and self.hello is not None:
+                    # The hook's check before it sends anything: answer, keep the connection.
+                    self.requests.append(head)
+                    challenge = next(
+                        line.split(b":", 1)[1].strip().decode()
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"x-memloom-challenge:")
+                    )
+                    conn.sendall(self.hello(challenge))
+                    data = body
+                    while b"\r\n\r\n" not in data:
+                        more = conn.recv(65536)
+                        if not more:
+                            break
+                        data += more
+                    head, _, body = data.partition(b"\r\n\r\n")
+                    if not head:
+                        continue
                 length = next(
                     int(line.split(b":")[1])
                     for line in head.split(b"\r\n")
@@ -79,8 +100,63 @@ def test_a_json_reply_with_its_length_is_decoded_and_the_request_is_json(server)
 
 def test_the_api_token_goes_as_a_bearer_header(server):
     server.reply = reply("200 OK", b"{}", "Content-Length: 2")
-    post_json("localhost", server.port, "/x", {}, timeout=5, token="ml_secret")
+    post_json("localhost", server.port, "/x", {}, timeout=5, token="ml_secret", verify=False)
     assert b"\r\nAuthorization: Bearer ml_secret\r\n" in server.requests[0]
+
+
+def proving(token: str) -> Callable[[str], bytes]:
+    def hello(challenge: str) -> bytes:
+        return reply(
+            "200 OK", b"{}", "Content-Length: 2", f"x-memloom-proof: {proof(token, challenge)}"
+        )
+
+    return hello
+
+
+def test_the_daemon_proves_it_holds_the_token_before_the_prompt_is_sent(server):
+    """One connection: GET /health with a fresh challenge, the daemon's HMAC answer,
+    then the POST with the token and the prompt."""
+    server.hello = proving("ml_secret")
+    doc = b'{"memories": []}'
+    server.reply = reply("200 OK", doc, f"Content-Length: {len(doc)}")
+    got = post_json(
+        "127.0.0.1", server.port, "/v1/memory/recall", {"query": "q"}, timeout=5, token="ml_secret"
+    )
+    assert got == {"memories": []}
+    first, second = server.requests
+    assert first.startswith(b"GET /health HTTP/1.1\r\n") and b"Bearer" not in first
+    assert second.startswith(b"POST /v1/memory/recall ") and b"Bearer ml_secret" in second
+
+
+@pytest.mark.parametrize(
+    "impostor",
+    [
+        lambda challenge: reply("200 OK", b"{}", "Content-Length: 2"),  # no proof at all
+        proving("another-token"),  # another data folder's daemon, or a guess
+        lambda challenge: reply(
+            "200 OK", b"{}", "Content-Length: 2", f"x-memloom-proof: {challenge}"
+        ),  # echoes the challenge
+        lambda challenge: reply("401 Unauthorized", b"{}", "Content-Length: 2"),
+    ],
+    ids=["no-proof", "wrong-token", "echo", "refuses"],
+)
+def test_a_process_that_took_the_port_gets_neither_the_prompt_nor_the_token(server, impostor):
+    """After a crash another program (another user's) may listen on the daemon's port:
+    the hook gives up after the challenge, having sent no token and no prompt."""
+    server.hello = impostor
+    server.reply = reply("200 OK", b"{}", "Content-Length: 2")
+    with pytest.raises(LocalHTTPError, match="not this data folder's memloom daemon"):
+        post_json(
+            "127.0.0.1",
+            server.port,
+            "/v1/memory/recall",
+            {"query": "my secret prompt"},
+            timeout=5,
+            token="ml_secret",
+        )
+    sent = b"".join(server.requests)
+    assert b"ml_secret" not in sent and b"my secret prompt" not in sent
+    assert len(server.requests) == 1
 
 
 @pytest.mark.parametrize(

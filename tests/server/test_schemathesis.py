@@ -16,8 +16,10 @@ Nothing is excluded. ``POST /v1/import/sessions`` (an NDJSON stream) is tested
 like the rest: the server refuses any path outside the Claude Code projects
 folder, so a generated body can only (re)import the one bundled session there;
 ``test_import_refuses_hostile_bodies`` sends the bodies a generator is unlikely
-to hit. A smaller pass runs against a daemon started with ``--token`` without
-sending it: every route but ``/health`` must answer the documented 401.
+to hit. Two smaller passes check who may call (docs/security.md): without the
+token every route but ``/health`` answers the documented 401 (or 415 for a body
+that is not JSON, refused before the token is looked at), and with the token but
+from another origin's page (``Origin: https://evil.example``) every one answers 403.
 
 ``MEMLOOM_FUZZ_EXAMPLES`` (generated cases per operation, default 100) and
 ``MEMLOOM_FUZZ_SEED`` (a number, or ``random``) widen or vary the search.
@@ -68,16 +70,33 @@ def no_cors_allow_origin(ctx: Any, response: Any, case: Any) -> None:
 
 @schemathesis.check
 def token_is_required(ctx: Any, response: Any, case: Any) -> None:
-    """Without a token: 401 everywhere but /health (or the HTTP server's own 400)."""
+    """Without a token: 401 everywhere but /health (or the HTTP server's own 400, or 415
+    for a body that is not JSON)."""
     content_type = (response.headers.get("content-type") or [""])[0]
     if case.path == "/health":
         ok = response.status_code == 200
     elif response.status_code == 400 and content_type.startswith("text/plain"):
         ok = True  # answered by uvicorn before the app (e.g. a request line over 64 KiB)
+    elif response.status_code == 415:
+        ok = case.method.upper() in ("POST", "PUT", "PATCH")
     else:
         ok = response.status_code == 401 and response.headers.get("www-authenticate") == ["Bearer"]
     if not ok:
         raise AssertionError(f"expected 401 without a token, got {response.status_code}")
+
+
+@schemathesis.check
+def other_origins_are_refused(ctx: Any, response: Any, case: Any) -> None:
+    """From another origin's page, with the right token: 403 everywhere but /health."""
+    content_type = (response.headers.get("content-type") or [""])[0]
+    if case.path == "/health":
+        ok = response.status_code == 200
+    elif response.status_code == 400 and content_type.startswith("text/plain"):
+        ok = True
+    else:
+        ok = response.status_code == 403
+    if not ok:
+        raise AssertionError(f"expected 403 from another origin, got {response.status_code}")
 
 
 # ---------------------------------------------------------------- running Schemathesis
@@ -134,14 +153,19 @@ def run_schemathesis(
     coverage: bool,
     memory_ids: list[str],
     conflict_ids: list[str],
-    token: str | None = None,
+    token: str,
+    send_token: bool = True,
+    origin: str | None = None,
 ) -> Run:
     config = schemathesis.Config.from_dict(
         {
             "seed": SEED,
             "suppress-health-check": ["too_slow", "filter_too_much", "data_too_large"],
             "request-timeout": 60,
-            "headers": {"Origin": ORIGIN},
+            "headers": {
+                **({"Authorization": f"Bearer {token}"} if send_token else {}),
+                **({"Origin": origin} if origin else {}),
+            },
             "output": {"sanitization": {"enabled": False}},  # report cases as they were sent
             "checks": {"enabled": False, **{name: {"enabled": True} for name in checks}},
             "generation": {"mode": "all", "max-examples": examples, "database": "none"},
@@ -161,9 +185,7 @@ def run_schemathesis(
             },
         }
     )
-    # The document itself is behind the token, when there is one; the tests are not.
-    auth = {"Authorization": f"Bearer {token}"} if token else {}
-    schema = schemathesis.openapi.from_url(url + "/openapi.json", config=config, headers=auth)
+    schema = schemathesis.openapi.from_url(url + "/openapi.json", config=config)
     run = Run(operations=sum(isinstance(r, Ok) for r in schema.get_all_operations()))
     started = time.monotonic()
     for event in from_schema(schema).execute():
@@ -232,6 +254,7 @@ def test_every_operation_answers_within_its_schema(fuzzed):
         coverage=True,
         memory_ids=fuzzed["memory_ids"],
         conflict_ids=fuzzed["conflict_ids"],
+        token=d.token or "",
     )
     statuses = sum(run.statuses.values(), collections.Counter())
     print(
@@ -251,28 +274,46 @@ def test_every_operation_answers_within_its_schema(fuzzed):
     assert httpx.get(d.url + "/health").status_code == 200 and d.process.poll() is None
 
 
-def test_without_the_token_every_route_answers_a_documented_401(tmp_path):
-    d = start_daemon(tmp_path / "home", tmp_path / "claude", "--token", TOKEN)
+@pytest.mark.parametrize(
+    ("given", "send_token", "origin", "check"),
+    [
+        ("env", False, None, "token_is_required"),
+        ("generated", False, None, "token_is_required"),
+        ("generated", True, ORIGIN, "other_origins_are_refused"),
+        ("generated", True, "http://127.0.0.1:1", "other_origins_are_refused"),
+    ],
+    ids=["no-token-env", "no-token-generated", "evil-origin", "other-loopback-port"],
+)
+def test_every_route_refuses_who_is_not_the_owner(tmp_path, given, send_token, origin, check):
+    """Without the token (one from MEMLOOM_API_TOKEN, or the one the daemon made), or
+    with it but from another origin's page, no route but /health does anything."""
+    env = {"MEMLOOM_API_TOKEN": TOKEN} if given == "env" else {}
+    d = start_daemon(tmp_path / "home", tmp_path / "claude", env=env)
     log = ServerLog(d)
     try:
+        with d.client() as api:
+            api.post("/v1/memories", json={"text": "The staging DB listens on port 5433"})
         run = run_schemathesis(
             d.url,
-            checks=(*CHECKS, "no_cors_allow_origin", "token_is_required"),
+            checks=(*CHECKS, "no_cors_allow_origin", check),
             examples=3,
             coverage=False,
             memory_ids=["0123456789abcdef"],
             conflict_ids=["0123456789abcdef"],
-            token=TOKEN,
+            token=d.token or "",
+            send_token=send_token,
+            origin=origin,
         )
         statuses = sum(run.statuses.values(), collections.Counter())
         print(
-            f"\nwithout the token: {run.operations} operations, {run.cases} cases in "
-            f"{run.seconds:.1f} s; statuses {dict(sorted(statuses.items()))}"
+            f"\n{given}, token sent {send_token}, origin {origin}: {run.operations} operations, "
+            f"{run.cases} cases in {run.seconds:.1f} s; statuses {dict(sorted(statuses.items()))}"
         )
         require_no_failures(run, log)
         assert len(run.tested) == run.operations == 24, run.tested
-        with d.client(TOKEN) as api:  # and the token opens them
-            assert api.get("/v1/status").status_code == 200
+        with d.client() as api:  # the owner's request opens them, and nothing was changed
+            stats = api.get("/v1/memory/stats").json()
+            assert stats["total_memories"] == 1 and stats["active_count"] == 1
     finally:
         stop(d)
 
@@ -322,9 +363,18 @@ def test_import_refuses_hostile_bodies(fuzzed):
                 res = api.post("/v1/import/sessions", json=body)
                 assert res.status_code == 422, (str(body)[:80], res.status_code, res.text)
             for raw in (b'{"days": Infinity}', b'{"days": NaN}', b'{"paths": ["/\\udc00"]}'):
-                res = api.post("/v1/import/sessions", content=raw)
+                res = api.post(
+                    "/v1/import/sessions",
+                    content=raw,
+                    headers={"Content-Type": "application/json"},
+                )
                 assert res.status_code == 422, (raw, res.status_code, res.text)
-            assert api.post("/v1/import/sessions", content=b"{nope").status_code == 400
+            nope = api.post(
+                "/v1/import/sessions",
+                content=b"{nope",
+                headers={"Content-Type": "application/json"},
+            )
+            assert nope.status_code == 400
             # A folder inside still imports (nothing new: the session is known).
             target = str(projects / "-home-dev-example")
             with api.stream("POST", "/v1/import/sessions", json={"paths": [target]}) as res:

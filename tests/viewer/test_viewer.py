@@ -39,7 +39,13 @@ def api(served) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def page(served, make_page) -> Any:
-    return make_page(served[0].url)
+    """The viewer opened as `memloom ui` opens it: the token in the link's #fragment,
+    which the page keeps for the tab and drops from the address."""
+    daemon = served[0]
+    page = make_page(daemon.url)
+    page.goto(f"/#token={daemon.token}")
+    expect(page).to_have_url(re.compile(r"/#/memories$"))
+    return page
 
 
 def row_of(page: Any, memory_id: str) -> Any:
@@ -338,7 +344,7 @@ def test_resolve_offers_undo_in_the_toast_then_revert_stays(page, api, served, p
     page.locator('.tab[data-tab="pending"]').click()
     card.locator('[data-action="keep_new"]').click()
     expect(undo).to_be_visible()
-    assert api.post(f"/v1/conflicts/{cid}/revert").status_code == 200
+    assert api.post(f"/v1/conflicts/{cid}/revert", json={}).status_code == 200
     undo.click()
     expect(toast).to_have_class(re.compile(r"\bbad\b"))
     expect(toast).to_contain_text(f"Undo failed: conflict {cid} is not resolved")
@@ -413,7 +419,9 @@ def test_html_in_memories_renders_as_text_and_runs_nothing(page, served):
 
 def test_token_mode_asks_for_the_token_then_works(tmp_path, make_page, problems):
     problems.allowed = ("401",)  # the first, unauthenticated calls
-    daemon = start_daemon(tmp_path / "home", tmp_path / "claude", "--token", "s3cret-token")
+    daemon = start_daemon(
+        tmp_path / "home", tmp_path / "claude", env={"MEMLOOM_API_TOKEN": "s3cret-token"}
+    )
     try:
         with daemon.client("s3cret-token") as client:
             data.save(client, "Only token holders may read this", "fact", project="locked")
