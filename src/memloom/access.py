@@ -35,6 +35,7 @@ __all__ = [
     "PROOF_HEADER",
     "TOKEN_FILE",
     "TokenSource",
+    "configured_token_file",
     "ensure_token",
     "find_token",
     "new_challenge",
@@ -67,7 +68,8 @@ class TokenSource:
         return f"TokenSource(origin={self.origin!r}, path={self.path!r})"
 
 
-def _configured_file(home: Path, raw: dict[str, Any] | None) -> Path | None:
+def configured_token_file(home: Path, raw: dict[str, Any] | None) -> Path | None:
+    """``MEMLOOM_API_TOKEN_FILE``, else ``[server] token_file`` (relative: to ``home``)."""
     from pathlib import Path
 
     named = os.environ.get("MEMLOOM_API_TOKEN_FILE")
@@ -123,7 +125,7 @@ def find_token(home: Path, raw: dict[str, Any] | None = None) -> TokenSource | N
     env = os.environ.get("MEMLOOM_API_TOKEN")
     if env:
         return TokenSource(_check_token(env, "MEMLOOM_API_TOKEN"), "env", None)
-    configured = _configured_file(home, raw)
+    configured = configured_token_file(home, raw)
     if configured is not None:
         return TokenSource(read_token_file(configured), "file", configured)
     path = home / TOKEN_FILE

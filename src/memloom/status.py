@@ -132,6 +132,20 @@ def capture_summary(
     }
 
 
+def api_token_file(home: Path, raw: dict[str, Any]) -> str | None:
+    """The file holding the daemon's token (``memloom.access``): a configured one, else
+    ``<home>/api-token``; None when the token comes from ``MEMLOOM_API_TOKEN``. Named,
+    never shown: whoever reads it is the owner."""
+    import os
+
+    from memloom.access import TOKEN_FILE, configured_token_file
+
+    if os.environ.get("MEMLOOM_API_TOKEN"):
+        return None
+    configured = configured_token_file(home, raw)
+    return str(configured if configured is not None else home / TOKEN_FILE)
+
+
 def gather(home_arg: Any = None) -> dict[str, Any]:
     """The ``memloom status --json`` document: daemon, capture, LLM, embedder, counts."""
     import memloom
@@ -153,6 +167,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
             "url": daemon.get("url") if daemon else None,
             "pid": daemon.get("pid") if daemon else None,
         },
+        "api_token_file": api_token_file(home, settings.raw),
         "hooks": summary["hooks"],
         "agents": summary["agents"],
         "scope": summary["scope"],

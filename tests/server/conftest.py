@@ -38,8 +38,17 @@ class Daemon:
         return httpx.Client(base_url=self.url, headers=headers, timeout=60)
 
 
-def start_daemon(home: Path, claude: Path, *args: str, env: dict[str, str] | None = None) -> Daemon:
-    home.mkdir(parents=True, exist_ok=True)
+def start_daemon(
+    home: Path,
+    claude: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    make_home: bool = True,
+) -> Daemon:
+    """``memloom serve`` on a free loopback port; ``make_home=False`` leaves the data
+    folder for the daemon to make."""
+    if make_home:
+        home.mkdir(parents=True, exist_ok=True)
     (claude / "projects").mkdir(parents=True, exist_ok=True)
     full_env = {
         **os.environ,
