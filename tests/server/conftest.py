@@ -90,10 +90,12 @@ def start_daemon(
     raise RuntimeError("memloom serve did not come up within 60 s")
 
 
-def served_token(home: Path, args: tuple[str, ...]) -> str:
-    """The token the daemon serves with: its ``--token-file``, else the one it made."""
+def served_token(home: Path, args: tuple[str, ...]) -> str | None:
+    """The token the daemon serves with: its ``--token-file``, else the one it made
+    (None if it made none: a daemon older than the owner-only contract)."""
     named = args[args.index("--token-file") + 1] if "--token-file" in args else None
-    return Path(named or home / "api-token").read_text().strip()
+    path = Path(named or home / "api-token")
+    return path.read_text().strip() if path.exists() else None
 
 
 def _drain(stream: Any, lines: list[str]) -> None:
