@@ -6,10 +6,12 @@ import math
 import time
 
 import pytest
+from pydantic import ValidationError as PydanticValidationError
 
 import memloom
 from memloom.embed import EmbedderMismatchError
 from memloom.engine import ValidationError
+from memloom.models import ForgetRequest
 from memloom.store.base import ConflictStateError, NotFoundError
 
 
@@ -66,6 +68,25 @@ def test_forget_by_id_removes_every_version(m):
     with pytest.raises(NotFoundError):
         m.get(first)
     assert m.get(other).text == "unrelated"
+
+
+def test_forget_in_one_project_leaves_the_others(m):
+    """The scope HTTP and MCP require of a forget by tags or time (docs/security.md)."""
+    api = put(m, "scratch: api port", 0, tags=["scratch"], project="/work/api")
+    web = put(m, "scratch: web port", 60, tags=["scratch"], project="/work/web")
+    glob = put(m, "scratch: a global note", 120, tags=["scratch"])
+    request = ForgetRequest.model_validate({"tags": ["scratch"], "project": "/work/api"})
+    assert not request.unscoped
+    assert m.forget(request).removed == 1
+    with pytest.raises(NotFoundError):
+        m.get(api)
+    assert m.get(web).text and m.get(glob).text
+    assert ForgetRequest.model_validate({"tags": ["scratch"]}).unscoped
+    assert ForgetRequest.model_validate({"before": "2100-01-01T00:00:00Z"}).unscoped
+    assert not ForgetRequest.model_validate({"ids": [web]}).unscoped
+    with pytest.raises(PydanticValidationError, match="not both"):
+        ForgetRequest.model_validate({"tags": ["x"], "project": "/work/web", "all": True})
+    assert m.forget({"tags": ["scratch"], "all": True}).removed == 2
 
 
 # ---------------------------------------------------------------- documents, ids, listing

@@ -115,14 +115,28 @@ def forget(
     id_: Annotated[list[str] | None, typer.Option("--id", help="A memory id (repeatable).")] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
     before: Annotated[datetime | None, typer.Option(help="Created before this time (UTC).")] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="Only this project's memories.")
+    ] = None,
+    all_: Annotated[
+        bool,
+        typer.Option("--all", help="Every project's and the global ones (the default here)."),
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Delete memories for good, with all their versions. Criteria combine with AND."""
+    """Delete memories for good, with all their versions. Criteria combine with AND.
+
+    At your terminal a forget by --tag or --before reaches every project unless you give
+    --project; over HTTP and MCP it must name its scope (a project, or all)."""
     if not id_ and not tag and before is None:
         raise CliError("say what to forget: --id, --tag and/or --before")
+    if project is not None and all_:
+        raise CliError("give --project or --all, not both")
     with open_engine(ctx) as m:
         ids = [m.resolve_id(i) for i in id_ or []]
-        result = m.forget({"ids": ids, "tags": tag or [], "before": before})
+        result = m.forget(
+            {"ids": ids, "tags": tag or [], "before": before, "project": project, "all": all_}
+        )
     if json_:
         emit_json(result)
     else:
