@@ -118,8 +118,14 @@ def install_plugin(sb: Sandbox, driver: Driver, clone: Path) -> list[subprocess.
 
 
 #: The user policy that lets Gemini CLI offer memloom's MCP tools headless (an
-#: extension's own policies cannot allow; without it the tools are left out).
-GEMINI_POLICY = '[[rule]]\ntoolName = "mcp_memloom_*"\ndecision = "allow"\npriority = 100\n'
+#: extension's own policies cannot allow; without it the tools are left out): the
+#: README's, which allows the safe tools only, so forgetting and resolving ask first.
+SAFE_TOOLS = ("save_memory", "recall_memory", "memory_history", "memory_stats", "list_conflicts")
+GEMINI_POLICY = (
+    "[[rule]]\ntoolName = ["
+    + ", ".join(f'"mcp_memloom_{name}"' for name in SAFE_TOOLS)
+    + ']\ndecision = "allow"\npriority = 100\n'
+)
 
 
 def prepare(sb: Sandbox, driver: Driver) -> None:
@@ -243,11 +249,13 @@ def test_plugin_injection_reaches_the_model(plugged: Plugged):
     assert run.requests[-1].text.count("5433") == 1, "the memory went in twice"
 
 
-def test_plugin_mcp_tools_are_offered_to_the_model(plugged: Plugged):
+def test_plugin_mcp_tools_are_offered_to_the_model(plugged: Plugged, driver: Driver):
     names = offered(ran(plugged))
     for tool in MCP_TOOLS:
         seen = f"{len(plugged.run.requests)} requests, tools {sorted(names)}"  # type: ignore[union-attr]
         assert any(n.endswith(tool) for n in names), f"{tool} not offered: {seen}"
+    if driver.name == "gemini":  # the README's policy allows the safe tools only
+        assert not any(n.endswith("forget_memory") for n in names), sorted(names)
 
 
 # --------------------------------------------------------------------------- not installed

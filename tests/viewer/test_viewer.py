@@ -446,3 +446,42 @@ def test_token_mode_asks_for_the_token_then_works(tmp_path, make_page, problems)
         expect(page.get_by_role("dialog")).to_have_count(0)
     finally:
         stop(daemon)
+
+
+def test_memloom_ui_opens_the_viewer_with_nothing_typed(tmp_path, make_page, problems):
+    """`memloom ui` (the real command) hands the browser a link carrying the token in its
+    #fragment: the viewer shows the memories with no token form, and the address bar
+    keeps no token."""
+    import subprocess
+    import sys
+
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf %s "$1" > {opened}\n')
+    browser.chmod(0o755)
+    daemon = start_daemon(tmp_path / "home", tmp_path / "claude")
+    try:
+        with daemon.client() as client:
+            data.save(client, "Opened from memloom ui with nothing typed", "fact", project="ui")
+        env = {**os.environ, "MEMLOOM_HOME": str(daemon.home), "BROWSER": str(browser)}
+        env.pop("MEMLOOM_API_TOKEN", None)
+        res = subprocess.run(
+            [sys.executable, "-m", "memloom.cli", "ui"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert res.returncode == 0, res.stderr
+        link = opened.read_text()
+        assert link == f"{daemon.url}/#token={daemon.token}"
+        assert daemon.token not in res.stdout  # the terminal shows the link without it
+        page = make_page(daemon.url)
+        page.goto(link)
+        expect(page.locator(".mem-row")).to_contain_text("Opened from memloom ui")
+        expect(page.get_by_role("dialog")).to_have_count(0)
+        expect(page).to_have_url(re.compile(r"/#/memories$"))
+        assert daemon.token not in page.url
+        assert page.evaluate("sessionStorage.getItem('memloom.token')") == daemon.token
+    finally:
+        stop(daemon)
