@@ -113,6 +113,7 @@ def proving(token: str) -> Callable[[str], bytes]:
     return hello
 
 
+@pytest.mark.security
 def test_the_daemon_proves_it_holds_the_token_before_the_prompt_is_sent(server):
     """One connection: GET /health with a fresh challenge, the daemon's HMAC answer,
     then the POST with the token and the prompt."""
@@ -128,6 +129,7 @@ def test_the_daemon_proves_it_holds_the_token_before_the_prompt_is_sent(server):
     assert second.startswith(b"POST /v1/memory/recall ") and b"Bearer ml_secret" in second
 
 
+@pytest.mark.security
 @pytest.mark.parametrize(
     "impostor",
     [

@@ -30,6 +30,8 @@ import pytest
 
 from tests.server.conftest import Daemon, start_daemon, stop
 
+pytestmark = pytest.mark.security
+
 PROJECT = "/home/dev/owner-only"
 #: An MCP initialize request, as a client sends it first.
 INITIALIZE = {

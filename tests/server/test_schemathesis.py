@@ -274,6 +274,7 @@ def test_every_operation_answers_within_its_schema(fuzzed):
     assert httpx.get(d.url + "/health").status_code == 200 and d.process.poll() is None
 
 
+@pytest.mark.security
 @pytest.mark.parametrize(
     ("given", "send_token", "origin", "check"),
     [

@@ -265,6 +265,7 @@ def test_prompt_recall_block_is_framed_as_background_and_cannot_be_closed_early(
     assert [u.text for u in res.units] == ["How do I run the tests?"]
 
 
+@pytest.mark.security
 @pytest.mark.parametrize(
     "label",
     [
