@@ -153,6 +153,22 @@ def test_the_daemon_record_round_trips_and_a_stale_one_is_removed(tmp_path):
     assert daemon_record.stop_daemon(tmp_path) is None
 
 
+def test_a_record_whose_pid_is_another_users_process_is_not_our_daemon(tmp_path):
+    """A crashed daemon's pid reused by another user's process: not ours (it is not
+    signalled, and nothing is sent to its port)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to start a process as another user (CI runs as root)")
+    other = subprocess.Popen(["sleep", "30"], user=65534, group=65534, extra_groups=[])
+    try:
+        write_daemon_record(tmp_path, {"pid": other.pid, "url": "http://127.0.0.1:4319"})
+        assert read_daemon(tmp_path) is None
+        assert daemon_record.stop_daemon(tmp_path) is None
+        assert other.poll() is None  # never signalled
+    finally:
+        other.kill()
+        other.wait()
+
+
 # ---------------------------------------------------------------- validation text
 
 

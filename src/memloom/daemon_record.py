@@ -61,8 +61,21 @@ def read_daemon(home: Path) -> dict[str, Any] | None:
         path.unlink(missing_ok=True)
         return None
     except PermissionError:
-        pass
+        # The pid is another user's process now (ours crashed and the number was
+        # reused): not our daemon, whatever listens on its port.
+        return None
+    if not _ours(pid):
+        return None
     return info
+
+
+def _ours(pid: int) -> bool:
+    """Whether ``pid`` runs as this user (root may signal anyone, so ``kill`` alone cannot
+    tell); where there is no /proc, what ``kill`` said stands."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid == os.geteuid()
+    except OSError:
+        return True
 
 
 def write_daemon_record(home: Path, record: dict[str, Any]) -> Path:

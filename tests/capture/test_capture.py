@@ -299,6 +299,53 @@ def test_prompt_recall_goes_through_the_daemon_when_it_runs(dirs):
         stop(daemon)
 
 
+@pytest.mark.security
+def test_prompt_recall_sends_nothing_to_a_process_that_took_the_daemons_port(dirs):
+    """After a crash, daemon.json still names a live pid (reused) and the port, where
+    another program now listens: the hook asks it to prove it holds the token, sends
+    neither the token nor the prompt, and answers from its keyword fallback."""
+    import socket
+    import threading
+
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--all")
+    save_json(home, claude, "Use pnpm, never npm, in this monorepo", "--project", "/w/mono")
+    stop(start_daemon(home, claude))  # the daemon made its token, then went away
+    token = (home / "api-token").read_text().strip()
+    impostor = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = impostor.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                try:
+                    received.append(conn.recv(65536))
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                    received.append(conn.recv(65536))  # whatever it sends next
+                except OSError:
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    port = impostor.getsockname()[1]
+    (home / "daemon.json").write_text(
+        json.dumps({"pid": os.getpid(), "url": f"http://127.0.0.1:{port}", "port": port})
+    )
+    try:
+        payload = json.dumps({"prompt": "should I use npm or pnpm here?", "cwd": "/w/mono"})
+        res = memloom(home, claude, "hook", "prompt-recall", stdin=payload)
+    finally:
+        impostor.close()
+    assert res.returncode == 0 and "pnpm" in res.stdout  # the keyword fallback answered
+    sent = b"".join(received)
+    assert sent.startswith(b"GET /health HTTP/1.1\r\n") and b"x-memloom-challenge:" in sent
+    assert token.encode() not in sent and b"pnpm" not in sent and b"POST" not in sent
+
+
 def save_json(home: Path, claude: Path, *args: str) -> dict:
     res = memloom(home, claude, "save", *args, "--json")
     assert res.returncode == 0, res.stderr
