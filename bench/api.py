@@ -45,12 +45,18 @@ def start(home: Path) -> tuple[subprocess.Popen[bytes], str]:
             try:
                 url = json.loads(record.read_text())["url"]
                 httpx.get(url + "/health", timeout=2).raise_for_status()
+                # The daemon serves its owner only: the token it made on its first start.
+                AUTH["Authorization"] = "Bearer " + (home / "api-token").read_text().strip()
                 return proc, url
             except (ValueError, httpx.HTTPError):
                 pass
         time.sleep(0.1)
     proc.kill()
     raise RuntimeError("memloom serve did not start")
+
+
+#: The daemon's bearer token header, filled in by ``start``.
+AUTH: dict[str, str] = {}
 
 
 def pct(samples: list[float]) -> dict[str, float]:
@@ -68,7 +74,7 @@ async def drive(url: str, bodies: list[dict], path: str, concurrency: int) -> di
     for body in bodies:
         queue.put_nowait(body)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits, headers=AUTH) as client:
 
         async def worker() -> None:
             nonlocal errors
@@ -109,7 +115,7 @@ def main() -> None:
     proc, url = start(home)
     results: dict = {"memories": args.memories, "store": [], "recall": [], "recall_text": []}
     try:
-        with httpx.Client(base_url=url, timeout=120) as client:
+        with httpx.Client(base_url=url, timeout=120, headers=AUTH) as client:
             for s in range(0, len(seed), 500):
                 entries = [
                     {"text": f"seed memory {i}", "embedding": seed[i].tolist()}

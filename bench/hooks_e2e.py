@@ -69,7 +69,11 @@ def start_daemon(sb: Sandbox) -> subprocess.Popen[bytes]:
         record = read_daemon(sb.data)
         if record is not None:
             try:
-                with urllib.request.urlopen(record["url"] + "/v1/status", timeout=2):
+                token = (sb.data / "api-token").read_text().strip()
+                request = urllib.request.Request(
+                    record["url"] + "/v1/status", headers={"Authorization": f"Bearer {token}"}
+                )
+                with urllib.request.urlopen(request, timeout=2):
                     return proc
             except OSError:
                 pass

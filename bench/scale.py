@@ -651,7 +651,13 @@ def query_http(data: Data, home: Path) -> dict:
             raise RuntimeError("memloom serve did not start")
         start_s = time.perf_counter() - t
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        with httpx.Client(base_url=url, timeout=3600, limits=limits) as client:
+        token = (home / "api-token").read_text().strip()  # the daemon serves its owner only
+        with httpx.Client(
+            base_url=url,
+            timeout=3600,
+            limits=limits,
+            headers={"Authorization": f"Bearer {token}"},
+        ) as client:
 
             def run(q: np.ndarray) -> list[int]:
                 res = client.post(
