@@ -764,7 +764,7 @@ def http_app(
     request is refused (403), a POST must be JSON (415), and every request needs
     ``Authorization: Bearer <token>`` (401). The SDK's own Host and Origin checks
     stay on as well where it can apply them (a loopback address)."""
-    from memloom.server.middleware import BearerAuth, HostPolicy, OwnerOnly
+    from memloom.guard import BearerAuth, HostPolicy, OwnerOnly
 
     security = None
     if is_loopback(host):

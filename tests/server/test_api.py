@@ -581,7 +581,7 @@ def test_token_check_failures_answer_json_not_a_bare_500():
     """A shared store whose database is down: the token check says 503, in JSON."""
     from starlette.testclient import TestClient
 
-    from memloom.server.middleware import BearerAuth
+    from memloom.guard import BearerAuth
     from memloom.store.base import UnavailableError
 
     async def app(scope, receive, send):  # never reached

@@ -21,6 +21,13 @@ import memloom
 from memloom.access import CHALLENGE_HEADER, PROOF_HEADER, proof
 from memloom.config import redact_url
 from memloom.engine import Memloom
+from memloom.guard import (
+    DEFAULT_MAX_BODY,
+    BearerAuth,
+    BodyLimit,
+    HostPolicy,
+    OwnerOnly,
+)
 from memloom.models import (
     MAX_NAME_CHARS,
     MAX_TAG_CHARS,
@@ -53,13 +60,6 @@ from memloom.models import (
     check_storable,
 )
 from memloom.server import errors
-from memloom.server.middleware import (
-    DEFAULT_MAX_BODY,
-    BearerAuth,
-    BodyLimit,
-    HostPolicy,
-    OwnerOnly,
-)
 from memloom.server.ndjson import Emit, ndjson_stream
 from memloom.store.base import Principal
 

@@ -236,8 +236,8 @@ def serve(
     from memloom.access import ensure_token, read_token_file
     from memloom.config import allowed_hosts, load_settings
     from memloom.errors import ConfigError
+    from memloom.guard import DEFAULT_MAX_BODY
     from memloom.server.app import create_app
-    from memloom.server.middleware import DEFAULT_MAX_BODY
 
     settings = load_settings(home)
     existing = read_daemon(settings.home)

@@ -1,4 +1,7 @@
-"""Pure ASGI middleware: who may call (Host, Origin, Content-Type, bearer token), body limit.
+"""Who may call, as ASGI middleware: Host, Origin, Content-Type, the bearer token, the body limit.
+
+Shared by the two HTTP shells, `memloom serve` (:mod:`memloom.server`) and `memloom mcp
+--transport http` (:mod:`memloom.mcp`), so both apply the same rules (docs/security.md).
 
 Loopback is not a trust boundary (docs/security.md): a web page in the user's
 browser and other users of the machine reach 127.0.0.1 too. So every request is
