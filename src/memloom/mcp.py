@@ -38,7 +38,6 @@ try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from mcp.server.stdio import stdio_server
-    from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as _exc:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -73,7 +72,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4320
-HTTP_PATH = "/mcp"
 
 TOOL_NAMES = (
     "save_memory",
@@ -727,11 +725,6 @@ def build_server(
 # ---------------------------------------------------------------- running it
 
 
-def _url_host(host: str) -> str:
-    """``host`` as it appears in a URL or a Host header (IPv6 in brackets)."""
-    return f"[{host.strip('[]')}]" if ":" in host else host
-
-
 def _configure_logging(level: str) -> None:
     """Logs go to stderr: on stdio, stdout is the protocol channel."""
     root = logging.getLogger()
@@ -754,56 +747,6 @@ def _exit_on_sigterm() -> None:
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, handler)
-
-
-def http_app(
-    server: MCPServer[Any], host: str, token: str, allowed_hosts: tuple[str, ...] = ()
-) -> Any:
-    """The streamable HTTP app, serving its owner only, as ``memloom serve`` does: the
-    Host must be a loopback name or a configured one (421), another origin's browser
-    request is refused (403), a POST must be JSON (415), and every request needs
-    ``Authorization: Bearer <token>`` (401). The SDK's own Host and Origin checks
-    stay on as well where it can apply them (a loopback address)."""
-    from memloom.guard import BearerAuth, HostPolicy, OwnerOnly
-
-    security = None
-    if is_loopback(host):
-        name = _url_host(host)
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=[
-                "127.0.0.1:*",
-                "localhost:*",
-                "[::1]:*",
-                f"{name}:*",
-                *(f"{h}:*" for h in allowed_hosts if not h.startswith(".")),
-            ],
-            allowed_origins=[
-                "http://127.0.0.1:*",
-                "http://localhost:*",
-                "http://[::1]:*",
-                f"http://{name}:*",
-            ],
-        )
-    app = server.streamable_http_app(
-        streamable_http_path=HTTP_PATH, host=host, transport_security=security
-    )
-    return OwnerOnly(BearerAuth(app, token, open_paths=()), HostPolicy(host, allowed_hosts))
-
-
-async def _serve_http(app: Any, host: str, port: int, log_level: str) -> None:
-    import uvicorn
-
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_config=None,  # uvicorn's default config would log requests to stdout
-        log_level=log_level.lower(),
-        access_log=log_level in ("DEBUG", "INFO"),
-        lifespan="on",
-    )
-    await uvicorn.Server(config).serve()
 
 
 def run(
@@ -846,19 +789,9 @@ def run(
             log.info("serving %s over stdio", redact_url(engine.settings.database_url))
             server.run("stdio")
         else:
-            from memloom.access import ensure_token
-            from memloom.config import allowed_hosts
+            from memloom.mcp_http import serve_http
 
-            source = ensure_token(engine.settings.home, engine.settings.raw)
-            app = http_app(server, host, source.token, allowed_hosts(engine.settings.raw))
-            url = f"http://{_url_host(host)}:{port}{HTTP_PATH}"
-            where = source.path if source.path is not None else "MEMLOOM_API_TOKEN"
-            sys.stderr.write(
-                f"memloom mcp: streamable HTTP on {url} (send 'Authorization: Bearer <token>'; "
-                f"the token is in {where})\n"
-            )
-            sys.stderr.flush()
-            anyio.run(_serve_http, app, host, port, log_level)
+            serve_http(server, engine.settings, host, port, log_level)
     except KeyboardInterrupt:
         pass
     finally:

@@ -157,9 +157,23 @@ def test_prompt_recall_asks_the_daemon_without_loading_an_http_library(tmp_path,
     server = socket.create_server(("127.0.0.1", 0))
     asked: list[bytes] = []
 
+    token = "daemon-token-of-this-home"
+    (home / "api-token").write_text(token)
+    (home / "api-token").chmod(0o600)
+
     def serve() -> None:
+        from memloom.access import proof
+
         conn, _ = server.accept()
         with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:  # first the hook's check: GET /health
+                data += conn.recv(65536)
+            challenge = data.split(b"x-memloom-challenge: ")[1].split(b"\r\n")[0].decode()
+            conn.sendall(
+                "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+                f"x-memloom-proof: {proof(token, challenge)}\r\n\r\n{{}}".encode()
+            )
             data = b""
             while b'"query"' not in data or not data.rstrip().endswith(b"}"):
                 data += conn.recv(65536)
