@@ -22,6 +22,7 @@ from .validators import (
     looks_wordy,
     mostly_sequence,
     passphrase_ok,
+    random_base64,
     shannon_entropy,
     words,
 )
@@ -207,8 +208,10 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
         return False
     if any(ch.isspace() for ch in value):
         return quote in ("'", '"') and info.kind in (PASSWORD, SECRET) and passphrase_ok(value)
-    if is_placeholder(value) or looks_like_code(value) or value.startswith("[redacted:"):
+    if is_placeholder(value) or value.startswith("[redacted:"):
         return False
+    if looks_like_code(value) and not random_base64(value):
+        return False  # a path, unless random base64 (`aws_secret_access_key = …/…`)
     if _VERSION_RE.search(value) and n < 40:
         return False
     has_digit = any(ch.isdigit() for ch in value)
@@ -234,7 +237,8 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
     # padded base64 blob may hold several `/` (`key = "q3/Wm+8K…/Yz7R…="`)
     if _UUID_RE.match(value):
         return False
-    if sum(value.count(c) for c in "-.:/") >= 3 and not _BASE64_BLOB.fullmatch(value):
+    slashes = sum(value.count(c) for c in "-.:/")
+    if slashes >= 3 and not (_BASE64_BLOB.fullmatch(value) or random_base64(value)):
         return False
     return looks_random(value, min_len=16, min_entropy=3.0) and not looks_wordy(value)
 
@@ -369,6 +373,29 @@ def _compared_before(text: str, pos: int, after: int, seen: set[int]) -> Found |
     return k + 1, j, info.kind
 
 
+# `aws configure set`, `git config --global`, `yarn config set`, `poetry config`: a
+# secret's name then its value, after a config command on the same line.
+_CONFIG_CMD = re.compile(r"(?<![\w-])config(?:ure)?(?::set)?[ \t]")
+
+
+def _config_set(text: str, pos: int, after: int, seen: set[int], end_limit: int) -> Found | None:
+    """`aws configure set aws_secret_access_key wJal…/…`: no operator between name and value."""
+    ns = name_start(text, pos)
+    if ns < 1 or text[ns - 1] not in " \t" or ns in seen:
+        return None
+    line_start = text.rfind("\n", max(0, ns - 120), ns) + 1
+    if _CONFIG_CMD.search(text, max(line_start, ns - 120), ns) is None:
+        return None
+    m = _FLAG_TAIL.match(text, after, end_limit)
+    if m is None or text[m.start("rest") + len(m.group("rest"))] != " ":
+        return None
+    info = classify_name(text[ns : m.start("rest")] + m.group("rest"))
+    if info is None or not info.strong or not value_ok(m.group("v"), info):
+        return None
+    seen.add(ns)
+    return m.start("v"), m.end("v"), info.kind
+
+
 def _scan_other(text: str, pos: int, after: int, seen: set[int], end_limit: int) -> Found | None:
     """`password.equals("…")`, command-line flags (`--token abc`) and prose
     (`the password is hunter2`)."""
@@ -382,6 +409,10 @@ def _scan_other(text: str, pos: int, after: int, seen: set[int], end_limit: int)
             return None
         seen.add(ns)
         return m.start("v"), m.end("v"), info.kind
+    if text.find("config", max(0, pos - 120), pos) >= 0:  # `aws configure set NAME value`
+        found = _config_set(text, pos, after, seen, end_limit)
+        if found is not None:
+            return found
     if text.rfind("--", max(0, pos - 40), pos) >= 0:
         m = _FLAG_TAIL.match(text, after, end_limit)
         ns = name_start(text, pos)

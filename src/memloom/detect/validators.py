@@ -156,6 +156,34 @@ def is_placeholder(value: str) -> bool:
     return len(set(v.lower())) <= 2
 
 
+def weak_password(pw: str) -> bool:
+    """A password too short, templated or generic to be a real one (`$PW`, `<pass>`, `test`)."""
+    return (
+        len(pw) < 3
+        or is_placeholder(pw)
+        or pw[0] in "$<{[%"
+        or pw[-1] in ">}]"
+        or pw.lower() in ("pass", "password", "passwd", "pwd", "secret", "token", "test")
+    )
+
+
+_BASE64_CHARS = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+
+
+def random_base64(value: str) -> bool:
+    """A random base64 string (an AWS secret access key, an HMAC key): it may hold `/`
+    and still be no path. Random: mixed case and digits, entropy >= 4, not word pieces
+    (`src/Components/Header/Index2024` is a path)."""
+    return (
+        _BASE64_CHARS.fullmatch(value) is not None
+        and any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
+        and shannon_entropy(value) >= 4.0
+        and not looks_wordy(value)
+    )
+
+
 # Words that make a quoted phrase a message, label or prompt rather than a passphrase.
 _MESSAGE_WORDS = words(
     """
