@@ -24,6 +24,7 @@ from .validators import (
     passphrase_ok,
     random_base64,
     shannon_entropy,
+    weak_password,
     words,
 )
 
@@ -104,6 +105,7 @@ _COMPOUND_ENDS = (
     ("password", PASSWORD),
     ("passwd", PASSWORD),
     ("passphrase", PASSWORD),
+    ("sshpass", PASSWORD),  # `SSHPASS=…` is what `sshpass -e` reads
     ("token", TOKEN),
     ("secret", SECRET),
     ("apikey", API_KEY),
@@ -159,6 +161,19 @@ _UUID_RE = re.compile(
 class NameInfo:
     kind: str  # rule id, e.g. generic-token
     strong: bool
+    aws_secret: bool = False  # `aws_secret_access_key`, `SecretAccessKey`, `aws.secretKey`
+    tool_env: bool = False  # `SSHPASS`, `PGPASSWORD`: a tool reads this name as its password
+
+
+# Environment variables tools read their password from: any value but a placeholder is
+# the password, however word-like it reads (`SSHPASS=bObMLRebRS`).
+_TOOL_PASSWORD_ENV = frozenset(
+    {"sshpass", "pgpassword", "mysqlpwd", "rediscliauth", "rsyncpassword", "lftppassword"}
+)
+
+
+# An AWS secret access key: 40 characters of base64 (`/` and `+` included).
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
 
 
 def classify_name(name: str) -> NameInfo | None:
@@ -166,6 +181,8 @@ def classify_name(name: str) -> NameInfo | None:
     parts = [w.lower() for part in re.split(r"[_.\-$]+", name) for w in _WORD_RE.findall(part)]
     if not parts or _DENY_ANYWHERE.intersection(parts):
         return None
+    if "".join(parts) in _TOOL_PASSWORD_ENV:
+        return NameInfo(kind=PASSWORD, strong=True, tool_env=True)
     found: tuple[int, str] | None = None
     for i, w in enumerate(parts):
         kind = _NOUNS.get(w)
@@ -193,7 +210,9 @@ def classify_name(name: str) -> NameInfo | None:
         if kind == PASSWORD and w in _PASSWORD_AFTER:
             continue
         return None
-    return NameInfo(kind=kind, strong=kind in _STRONG)
+    joined = "".join(parts)
+    aws = joined.endswith("secretaccesskey") or ("aws" in parts and joined.endswith("secretkey"))
+    return NameInfo(kind=kind, strong=kind in _STRONG, aws_secret=aws)
 
 
 def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
@@ -210,6 +229,12 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
         return quote in ("'", '"') and info.kind in (PASSWORD, SECRET) and passphrase_ok(value)
     if is_placeholder(value) or value.startswith("[redacted:"):
         return False
+    if info.tool_env:
+        return 4 <= n <= 200 and not weak_password(value)  # even `ab/cd.ef`: no path
+    if info.aws_secret and _AWS_SECRET_VALUE.fullmatch(value):
+        # the key's exact shape under its own name: random, even when it reads like a
+        # path (`…/…`) or happens to be made of word-like pieces
+        return shannon_entropy(value) >= 3.5 and not looks_masked(value)
     if looks_like_code(value) and not random_base64(value):
         return False  # a path, unless random base64 (`aws_secret_access_key = …/…`)
     if _VERSION_RE.search(value) and n < 40:
@@ -322,6 +347,8 @@ def scan_assignment(
         vs, ve = m.span("qv")
     else:
         vs, ve = m.span("uv")
+        if op == "=" and text.startswith(",", ve) and _shell_statement(text, ns):
+            ve = _SHELL_WORD.match(text, ve).end()  # `export SSHPASS=a,b`: one word
         while ve > vs and text[ve - 1] in ".:":
             ve -= 1
     if ve <= vs:
@@ -330,6 +357,18 @@ def scan_assignment(
     if not value_ok(value, info, quote=m.group("q") or ""):
         return None
     return vs, ve, info.kind
+
+
+# The rest of an unquoted shell word, commas included.
+_SHELL_WORD = re.compile(r"[^\s\"'`;<>(){}\[\]\\&|]*")
+
+
+def _shell_statement(text: str, ns: int) -> bool:
+    """Does the name start a shell or `.env` line (`NAME=…`, `export NAME=…`)? There a
+    comma belongs to the value; in code (`f(token=abc,user=x)`) it separates arguments."""
+    line_start = text.rfind("\n", max(0, ns - 80), ns) + 1
+    prefix = text[line_start:ns].strip()
+    return prefix in ("", "$") or prefix.endswith("export")
 
 
 def _compared_before(text: str, pos: int, after: int, seen: set[int]) -> Found | None:

@@ -39,18 +39,22 @@ def _words(text: str, pos: int) -> list[tuple[int, int]]:
     return out
 
 
-def _unquote(text: str, s: int, e: int) -> tuple[int, int]:
-    """The span inside one pair of enclosing quotes (`'…'`, `"…"`, `\\"…\\"`), if any."""
+def _unquote(text: str, s: int, e: int) -> tuple[int, int, str]:
+    """The span inside one pair of enclosing quotes (`'…'`, `"…"`, `\\"…\\"`), if any,
+    and the quote."""
     for left, right in _QUOTES:
         n = len(left)
         if e - s >= 2 * n and text.startswith(left, s) and text.endswith(right, s, e):
-            return s + n, e - n
-    return s, e
+            return s + n, e - n, left
+    return s, e, ""
 
 
-def _secret(text: str, s: int, e: int, rule: str) -> Found | None:
-    s, e = _unquote(text, s, e)
-    if e <= s or weak_password(text[s:e]) or text.startswith("[redacted:", s):
+def _secret(text: str, s: int, e: int, rule: str, literal: bool = False) -> Found | None:
+    """The password's span without its quotes, unless it is a placeholder or a reference
+    (`$PW`, `"$PW"`; in single quotes or a netrc file `$x9…` is taken as it is)."""
+    s, e, quote = _unquote(text, s, e)
+    literal = literal or quote in ("'", "\\'")
+    if e <= s or weak_password(text[s:e], literal) or text.startswith("[redacted:", s):
         return None
     return s, e, rule
 
@@ -118,9 +122,7 @@ def scan_redis_cli(text: str, pos: int) -> Found | None:
     words = _words(text, pos + 9)
     for i, (s, e) in enumerate(words[:-1]):
         if text[s:e] in ("-a", "--pass"):
-            ns, ne = words[i + 1]
-            if not text.startswith("-", ns):
-                return _secret(text, ns, ne, "redis-cli-password")
+            return _secret(text, *words[i + 1], "redis-cli-password")  # even `-x…`
     return None
 
 
@@ -157,8 +159,8 @@ def scan_htpasswd(text: str, pos: int) -> Found | None:
 # ----------------------------------------------------------------------------- netrc
 
 # netrc tokens are separated by blanks and line breaks (real, or JSON-escaped `\n`).
-_NETRC_SEP = r"(?:[ \t\r\n]|\\[nrt])+"
-_NETRC_TOKEN = r"(?:\"(?:[^\"\\\r\n]|\\.)*\"|(?:[^\s\"\\]|\\(?![nrt])[^\s])+)"
+_NETRC_SEP = r"(?:[ \t\r\n]|\\{1,2}[nrt])+"
+_NETRC_TOKEN = r"(?:\"(?:[^\"\\\r\n]|\\.)*\"|(?:[^\s\"\\]|\\(?!\\?[nrt])[^\s])+)"
 _NETRC_HEAD = re.compile(r"(?:machine" + _NETRC_SEP + r"[A-Za-z0-9_.:\[\]\-]{1,253}|default)")
 _NETRC_PAIR = re.compile(
     _NETRC_SEP + r"(?P<k>login|password|account|port)" + _NETRC_SEP + r"(?P<v>" + _NETRC_TOKEN + ")"
@@ -185,7 +187,7 @@ def scan_netrc(text: str, pos: int) -> Found | None:
             break
         keys.add(p.group("k"))
         if p.group("k") == "password" and found is None:
-            found = _secret(text, *p.span("v"), "netrc-password")
+            found = _secret(text, *p.span("v"), "netrc-password", literal=True)
         i = p.end()
     if found is None or (text.startswith("default", pos) and "login" not in keys):
         return None

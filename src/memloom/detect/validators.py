@@ -156,12 +156,22 @@ def is_placeholder(value: str) -> bool:
     return len(set(v.lower())) <= 2
 
 
-def weak_password(pw: str) -> bool:
-    """A password too short, templated or generic to be a real one (`$PW`, `<pass>`, `test`)."""
+_VAR_REF = re.compile(r"\$(?:\{[^}]*\}|\([^)]*\)|[A-Za-z_]\w*)")
+
+
+def weak_password(pw: str, literal: bool = False) -> bool:
+    """A password too short, templated or generic to be a real one (`$PW`, `<pass>`, `test`).
+
+    A leading `%` is not enough: `%s` and `%PASSWORD%` are placeholders, `%dl.yXk0bQR`
+    is a generated password. `literal` says nothing expands the value (single quotes in
+    a shell, a `.netrc` file): there `$x9…` is a password, only a whole `$NAME`,
+    `${…}` or `$(…)` is a reference."""
+    if literal and pw[:1] == "$" and len(pw) >= 3:
+        return _VAR_REF.fullmatch(pw) is not None or weak_password(pw[1:])
     return (
         len(pw) < 3
         or is_placeholder(pw)
-        or pw[0] in "$<{[%"
+        or pw[0] in "$<{["
         or pw[-1] in ">}]"
         or pw.lower() in ("pass", "password", "passwd", "pwd", "secret", "token", "test")
     )
