@@ -9,7 +9,9 @@
 
 Speed is measured over the user/assistant text of /work/shared/fixtures/transcripts
 (override with --transcripts DIR); the corpus comes from tests/fixtures/secrets (a copy
-of /work/shared/bench/secrets). Results go to stdout and bench/results/redact.json.
+of /work/shared/bench/secrets). Findings are also counted over every raw JSONL line of
+the transcripts. The issue-33 families are scored on --samples generated samples each
+(bench/redact_families.py). Results go to stdout and bench/results/redact.json.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from tests.detect.samples import (  # noqa: E402
     family_probes,
 )
 
+from bench import redact_families  # noqa: E402
 from memloom.detect import Detector  # noqa: E402
 
 DEFAULT_TRANSCRIPTS = pathlib.Path("/work/shared/fixtures/transcripts")
@@ -467,6 +470,7 @@ def main() -> int:
     ap.add_argument("--corpus", type=pathlib.Path, default=CORPUS)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--compare", action="store_true", help="also score installed alternatives")
+    ap.add_argument("--samples", type=int, default=1000, help="generated samples per family")
     ap.add_argument("--out", type=pathlib.Path, default=RESULTS)
     ap.add_argument(
         "--baseline",
@@ -518,6 +522,7 @@ def main() -> int:
             "corpus": score(
                 {"redact": lambda t: base.redact(t)[0], "removes": True}, load_corpus(args.corpus)
             ),
+            "generated": redact_families.score(lambda t: base.redact(t)[0], args.samples),
         }
     runs = [speed(det.redact, texts, 1) for _ in range(args.repeat)]
     result["speed_mb_s"] = {
@@ -527,7 +532,18 @@ def main() -> int:
         "max_level_text": speed(det.max_level, texts, args.repeat),
         "redact_tool_payloads": speed(det.redact, tools, max(1, args.repeat // 2)),
     }
-    result["benign"] = {"text": benign(det, texts), "tool_payloads": benign(det, tools)}
+    raw_lines = [
+        line
+        for path in sorted(args.transcripts.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if line.strip()
+    ]
+    result["benign"] = {
+        "text": benign(det, texts),
+        "tool_payloads": benign(det, tools),
+        "raw_jsonl_lines": benign(det, raw_lines),
+    }
+    result["generated"] = redact_families.score(lambda t: det.redact(t)[0], args.samples)
 
     engines = [memloom_engine()] + (alternatives() if args.compare else [])
     result["engines"] = []
@@ -604,6 +620,11 @@ def main() -> int:
             f"{bl['redact_tool_payloads_ratio_best']}; corpus TP {bl['corpus']['tp_recall']:.1%}"
             f", strict FP {bl['corpus']['fp_strict_rate']:.1%}"
         )
+    print(f"{'issue-33 families (generated)':40s} {'masked':>12s}")
+    for fam, row in result["generated"].items():
+        before = result.get("baseline", {}).get("generated", {}).get(fam)
+        was = f"  (baseline {before['masked']}/{before['samples']})" if before else ""
+        print(f"  {fam:38s} {row['masked']:>6d}/{row['samples']} {row['rate']:7.1%}{was}")
     for p in result.get("pii_comparison", []):
         print(
             f"PII {p['name']:44s} positives {p['positives_found']:>6s}  negatives flagged "
@@ -615,6 +636,12 @@ def main() -> int:
         f"benign text: {b['text']['texts_changed']} of {b['text']['texts']} blocks changed "
         f"{b['text']['findings_by_rule']}; tool payloads: {b['tool_payloads']['texts_changed']} "
         f"of {b['tool_payloads']['texts']} changed {b['tool_payloads']['findings_by_rule']}"
+    )
+    r = b["raw_jsonl_lines"]
+    print(
+        f"raw JSONL lines: {r['texts_changed']} of {r['texts']} changed, "
+        f"{sum(v for k, v in r['findings_by_rule'].items() if '(kept)' not in k)} redactions "
+        f"{r['findings_by_rule']}"
     )
     print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     return 0

@@ -119,6 +119,7 @@ def aws_secret(rng: random.Random) -> Sample:
     """An AWS secret access key in each spelling users write it."""
     key = _rand(rng, AWS_ALPHABET, 40)
     key_id = "AKIA" + _rand(rng, string.ascii_uppercase + "234567", 16)
+    sts_id = "ASIA" + _rand(rng, string.ascii_uppercase + "234567", 16)
     sp = rng.choice(["=", " = ", " =  ", "= "])
     q = rng.choice(["", '"', "'"])
     forms = [
@@ -127,7 +128,7 @@ def aws_secret(rng: random.Random) -> Sample:
         f"AWS_ACCESS_KEY_ID={key_id}\nAWS_SECRET_ACCESS_KEY={q}{key}{q}\nAWS_REGION=us-east-1",
         f"aws_secret_access_key: {q}{key}{q}",
         f"  aws:\n    access_key_id: {key_id}\n    secret_access_key: {q}{key}{q}\n",
-        f'{{\n    "Credentials": {{\n        "AccessKeyId": "ASIA{_rand(rng, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}",\n'
+        f'{{\n    "Credentials": {{\n        "AccessKeyId": "{sts_id}",\n'
         f'        "SecretAccessKey": "{key}",\n        "Expiration": "2025-06-01T12:00:00Z"\n'
         "    }\n}",
         f'{{"AccessKeyId":"{key_id}","SecretAccessKey":"{key}"}}',

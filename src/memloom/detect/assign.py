@@ -234,7 +234,11 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
     if info.aws_secret and _AWS_SECRET_VALUE.fullmatch(value):
         # the key's exact shape under its own name: random, even when it reads like a
         # path (`…/…`) or happens to be made of word-like pieces
-        return shannon_entropy(value) >= 3.5 and not looks_masked(value)
+        return (
+            shannon_entropy(value) >= 3.5
+            and not looks_masked(value)
+            and not has_long_sequence(value, 8)  # `abcdefgh…0123456789ABCD`
+        )
     if looks_like_code(value) and not random_base64(value):
         return False  # a path, unless random base64 (`aws_secret_access_key = …/…`)
     if _VERSION_RE.search(value) and n < 40:

@@ -165,9 +165,13 @@ def weak_password(pw: str, literal: bool = False) -> bool:
     A leading `%` is not enough: `%s` and `%PASSWORD%` are placeholders, `%dl.yXk0bQR`
     is a generated password. `literal` says nothing expands the value (single quotes in
     a shell, a `.netrc` file): there `$x9…` is a password, only a whole `$NAME`,
-    `${…}` or `$(…)` is a reference."""
+    `${…}` or `$(…)` or a name-like `$NAME` is a reference."""
     if literal and pw[:1] == "$" and len(pw) >= 3:
-        return _VAR_REF.fullmatch(pw) is not None or weak_password(pw[1:])
+        name = pw[1:]
+        named = name.isupper() or name.islower() or looks_wordy(name)
+        if _VAR_REF.fullmatch(pw) and (pw[1] in "{(_" or named):
+            return True  # `${X}`, `$(cmd)`, `$GITHUB_TOKEN`, `$db_pass`, `$dbPassword`
+        return weak_password(name)
     return (
         len(pw) < 3
         or is_placeholder(pw)
