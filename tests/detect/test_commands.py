@@ -310,3 +310,11 @@ def test_command_anchors_stay_linear(det: Detector) -> None:
             runs[size] = best
         small, full = runs.values()
         assert full < 1.5 or full / max(small, 1e-4) < 30, (text[:12], small, full)
+
+
+def test_unquoted_value_longer_than_the_first_read_is_masked_whole(det: Detector) -> None:
+    """An AWS session token (~700 characters of base64) unquoted: the part after the
+    first 512 characters the assignment pattern reads used to stay in the text."""
+    token = rnd(700, ALNUM + "/+")
+    out = masked(det, f"aws_session_token = {token}\nnext line", token[-40:], "generic-token")
+    assert out == "aws_session_token = [redacted:generic-token]\nnext line"

@@ -320,7 +320,10 @@ def scan_assignment(
         found = _compared_before(text, pos, after, seen)  # `"…" === secretKey`
         return found or _scan_other(text, pos, after, seen, end_limit)
     vs, ve = m.span("qv") if m.group("q") else m.span("uv")
-    examined[vs:ve] = b"\x01" * (ve - vs)
+    long_end = ve
+    if not m.group("q") and ve - vs == 512:  # an AWS session token runs to ~1,000
+        long_end = _LONG_VALUE.match(text, ve, min(len(text), ve + 16384)).end()
+    examined[vs:long_end] = b"\x01" * (long_end - vs)
     ns = name_start(text, pos)
     if ns in seen:
         return None
@@ -351,6 +354,7 @@ def scan_assignment(
         vs, ve = m.span("qv")
     else:
         vs, ve = m.span("uv")
+        ve = long_end
         if op == "=" and text.startswith(",", ve) and _shell_statement(text, ns):
             ve = _SHELL_WORD.match(text, ve).end()  # `export SSHPASS=a,b`: one word
         while ve > vs and text[ve - 1] in ".:":
@@ -363,6 +367,8 @@ def scan_assignment(
     return vs, ve, info.kind
 
 
+# The rest of an unquoted value longer than `_TAIL` reads (same characters).
+_LONG_VALUE = re.compile(r"(?:[^\s\"'`,;<>(){}\[\]\\&|]|&(?![A-Za-z_][\w.\-]*=)|\\(?![nrt\"'\\]))*")
 # The rest of an unquoted shell word, commas included.
 _SHELL_WORD = re.compile(r"[^\s\"'`;<>(){}\[\]\\&|]*")
 
