@@ -84,7 +84,6 @@ def test_aws_key_that_reads_like_words_is_masked_under_its_name(det: Detector) -
         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # the docs' key
         "aws_secret_access_key = YOUR_SECRET_ACCESS_KEY_GOES_HERE_0123456",
         'AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY}"',
-        "aws_secret_access_key = abcdefghijklmnopqrstuvwxyz0123456789ABCD",
         "aws_secret_access_key = xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "secret_key = src/Components/Header/Index2024/Main",  # a path, still
         "token_path: projects/MyApp/releases/v2024/Build17/output",

@@ -230,15 +230,19 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
     if is_placeholder(value) or value.startswith("[redacted:"):
         return False
     if info.tool_env:
-        return 4 <= n <= 200 and not weak_password(value)  # even `ab/cd.ef`: no path
-    if info.aws_secret and _AWS_SECRET_VALUE.fullmatch(value):
-        # the key's exact shape under its own name: random, even when it reads like a
-        # path (`…/…`) or happens to be made of word-like pieces
-        return (
-            shannon_entropy(value) >= 3.5
-            and not looks_masked(value)
-            and not has_long_sequence(value, 8)  # `abcdefgh…0123456789ABCD`
-        )
+        # even `ab/cd.ef` (no path); in '…' a leading `$` is literal
+        return 4 <= n <= 200 and not weak_password(value, literal=quote == "'")
+    if (
+        info.aws_secret
+        and _AWS_SECRET_VALUE.fullmatch(value)
+        and shannon_entropy(value) >= 3.5
+        and not looks_masked(value)
+        and not has_long_sequence(value, 8)
+    ):
+        # the key's exact shape under its own name: a key, even when it reads like a
+        # path (`…/…`) or happens to be made of word-like pieces; other values go on
+        # to the usual checks
+        return True
     if looks_like_code(value) and not random_base64(value):
         return False  # a path, unless random base64 (`aws_secret_access_key = …/…`)
     if _VERSION_RE.search(value) and n < 40:
