@@ -427,6 +427,38 @@ def score_families(eng: dict) -> dict:
     }
 
 
+def differences(mine: Detector, base: Detector, corpus: dict, texts: dict[str, list[str]]) -> dict:
+    """Every corpus line, bare value and transcript text on which the two detectors
+    disagree: a TP line's secret gone in one only, an FP line or a transcript text
+    redacted differently (new hits are what to inspect for false positives)."""
+    out: dict[str, list[str]] = {"corpus": [], "transcripts": []}
+    for rule, secret, line in corpus["tp"]:
+        if (secret in mine.redact(line)[0]) != (secret in base.redact(line)[0]):
+            out["corpus"].append(f"tp {rule}\t{line[:160]}")
+    for key in ("fp_strict", "fp"):
+        for rule, line in corpus[key]:
+            if mine.redact(line)[0] != base.redact(line)[0]:
+                out["corpus"].append(f"{key} {rule}\t{line[:160]}")
+    for value in sorted({secret for _, secret, _ in corpus["tp"]}):
+        if (mine.redact(value)[0] != value) != (base.redact(value)[0] != value):
+            out["corpus"].append(f"bare\t{value[:160]}")
+    for kind, items in texts.items():
+        for text in items:
+            new, old = mine.redact(text)[1], base.redact(text)[1]
+            if new != old:
+                spans = {(h.start, h.end) for h in old}
+                for h in new:
+                    if (h.start, h.end) not in spans:
+                        ctx = text[max(0, h.start - 60) : h.end + 20]
+                        out["transcripts"].append(f"new {kind} {h.rule}\t{ctx!r}")
+                spans = {(h.start, h.end) for h in new}
+                out["transcripts"] += [
+                    f"gone {kind}\t{text[s:e]!r}"
+                    for s, e in {(h.start, h.end) for h in old} - spans
+                ]
+    return out
+
+
 def interleaved_speed(
     fns: list[Callable[[str], object]], texts: list[str], repeat: int
 ) -> list[list[float]]:
@@ -544,6 +576,10 @@ def main() -> int:
         "raw_jsonl_lines": benign(det, raw_lines),
     }
     result["generated"] = redact_families.score(lambda t: det.redact(t)[0], args.samples)
+    if base is not None:
+        result["baseline"]["differences"] = differences(
+            det, base, corpus, {"text": texts, "tool": tools, "raw": raw_lines}
+        )
 
     engines = [memloom_engine()] + (alternatives() if args.compare else [])
     result["engines"] = []
@@ -612,6 +648,13 @@ def main() -> int:
         )
     if "baseline" in result:
         bl = result["baseline"]
+        diff = bl["differences"]
+        print(
+            f"differences from the baseline: {len(diff['corpus'])} corpus lines/values, "
+            f"{len(diff['transcripts'])} transcript findings"
+        )
+        for line in (diff["corpus"] + diff["transcripts"])[:20]:
+            print(f"    {line}")
         print(
             f"baseline {args.baseline}: redact {bl['redact_text_mb_s']['baseline']} MB/s vs "
             f"{bl['redact_text_mb_s']['this']} here (ratio best {bl['redact_text_ratio_best']}, "
