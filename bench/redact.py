@@ -9,7 +9,9 @@
 
 Speed is measured over the user/assistant text of /work/shared/fixtures/transcripts
 (override with --transcripts DIR); the corpus comes from tests/fixtures/secrets (a copy
-of /work/shared/bench/secrets). Results go to stdout and bench/results/redact.json.
+of /work/shared/bench/secrets). Findings are also counted over every raw JSONL line of
+the transcripts. The issue-33 families are scored on --samples generated samples each
+(bench/redact_families.py). Results go to stdout and bench/results/redact.json.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from tests.detect.samples import (  # noqa: E402
     family_probes,
 )
 
+from bench import redact_families  # noqa: E402
 from memloom.detect import Detector  # noqa: E402
 
 DEFAULT_TRANSCRIPTS = pathlib.Path("/work/shared/fixtures/transcripts")
@@ -424,6 +427,38 @@ def score_families(eng: dict) -> dict:
     }
 
 
+def differences(mine: Detector, base: Detector, corpus: dict, texts: dict[str, list[str]]) -> dict:
+    """Every corpus line, bare value and transcript text on which the two detectors
+    disagree: a TP line's secret gone in one only, an FP line or a transcript text
+    redacted differently (new hits are what to inspect for false positives)."""
+    out: dict[str, list[str]] = {"corpus": [], "transcripts": []}
+    for rule, secret, line in corpus["tp"]:
+        if (secret in mine.redact(line)[0]) != (secret in base.redact(line)[0]):
+            out["corpus"].append(f"tp {rule}\t{line[:160]}")
+    for key in ("fp_strict", "fp"):
+        for rule, line in corpus[key]:
+            if mine.redact(line)[0] != base.redact(line)[0]:
+                out["corpus"].append(f"{key} {rule}\t{line[:160]}")
+    for value in sorted({secret for _, secret, _ in corpus["tp"]}):
+        if (mine.redact(value)[0] != value) != (base.redact(value)[0] != value):
+            out["corpus"].append(f"bare\t{value[:160]}")
+    for kind, items in texts.items():
+        for text in items:
+            new, old = mine.redact(text)[1], base.redact(text)[1]
+            if new != old:
+                spans = {(h.start, h.end) for h in old}
+                for h in new:
+                    if (h.start, h.end) not in spans:
+                        ctx = text[max(0, h.start - 60) : h.end + 20]
+                        out["transcripts"].append(f"new {kind} {h.rule}\t{ctx!r}")
+                spans = {(h.start, h.end) for h in new}
+                out["transcripts"] += [
+                    f"gone {kind}\t{text[s:e]!r}"
+                    for s, e in {(h.start, h.end) for h in old} - spans
+                ]
+    return out
+
+
 def interleaved_speed(
     fns: list[Callable[[str], object]], texts: list[str], repeat: int
 ) -> list[list[float]]:
@@ -467,6 +502,7 @@ def main() -> int:
     ap.add_argument("--corpus", type=pathlib.Path, default=CORPUS)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--compare", action="store_true", help="also score installed alternatives")
+    ap.add_argument("--samples", type=int, default=1000, help="generated samples per family")
     ap.add_argument("--out", type=pathlib.Path, default=RESULTS)
     ap.add_argument(
         "--baseline",
@@ -518,6 +554,7 @@ def main() -> int:
             "corpus": score(
                 {"redact": lambda t: base.redact(t)[0], "removes": True}, load_corpus(args.corpus)
             ),
+            "generated": redact_families.score(lambda t: base.redact(t)[0], args.samples),
         }
     runs = [speed(det.redact, texts, 1) for _ in range(args.repeat)]
     result["speed_mb_s"] = {
@@ -527,7 +564,22 @@ def main() -> int:
         "max_level_text": speed(det.max_level, texts, args.repeat),
         "redact_tool_payloads": speed(det.redact, tools, max(1, args.repeat // 2)),
     }
-    result["benign"] = {"text": benign(det, texts), "tool_payloads": benign(det, tools)}
+    raw_lines = [
+        line
+        for path in sorted(args.transcripts.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if line.strip()
+    ]
+    result["benign"] = {
+        "text": benign(det, texts),
+        "tool_payloads": benign(det, tools),
+        "raw_jsonl_lines": benign(det, raw_lines),
+    }
+    result["generated"] = redact_families.score(lambda t: det.redact(t)[0], args.samples)
+    if base is not None:
+        result["baseline"]["differences"] = differences(
+            det, base, corpus, {"text": texts, "tool": tools, "raw": raw_lines}
+        )
 
     engines = [memloom_engine()] + (alternatives() if args.compare else [])
     result["engines"] = []
@@ -596,6 +648,13 @@ def main() -> int:
         )
     if "baseline" in result:
         bl = result["baseline"]
+        diff = bl["differences"]
+        print(
+            f"differences from the baseline: {len(diff['corpus'])} corpus lines/values, "
+            f"{len(diff['transcripts'])} transcript findings"
+        )
+        for line in (diff["corpus"] + diff["transcripts"])[:20]:
+            print(f"    {line}")
         print(
             f"baseline {args.baseline}: redact {bl['redact_text_mb_s']['baseline']} MB/s vs "
             f"{bl['redact_text_mb_s']['this']} here (ratio best {bl['redact_text_ratio_best']}, "
@@ -604,6 +663,11 @@ def main() -> int:
             f"{bl['redact_tool_payloads_ratio_best']}; corpus TP {bl['corpus']['tp_recall']:.1%}"
             f", strict FP {bl['corpus']['fp_strict_rate']:.1%}"
         )
+    print(f"{'issue-33 families (generated)':40s} {'masked':>12s}")
+    for fam, row in result["generated"].items():
+        before = result.get("baseline", {}).get("generated", {}).get(fam)
+        was = f"  (baseline {before['masked']}/{before['samples']})" if before else ""
+        print(f"  {fam:38s} {row['masked']:>6d}/{row['samples']} {row['rate']:7.1%}{was}")
     for p in result.get("pii_comparison", []):
         print(
             f"PII {p['name']:44s} positives {p['positives_found']:>6s}  negatives flagged "
@@ -615,6 +679,12 @@ def main() -> int:
         f"benign text: {b['text']['texts_changed']} of {b['text']['texts']} blocks changed "
         f"{b['text']['findings_by_rule']}; tool payloads: {b['tool_payloads']['texts_changed']} "
         f"of {b['tool_payloads']['texts']} changed {b['tool_payloads']['findings_by_rule']}"
+    )
+    r = b["raw_jsonl_lines"]
+    print(
+        f"raw JSONL lines: {r['texts_changed']} of {r['texts']} changed, "
+        f"{sum(v for k, v in r['findings_by_rule'].items() if '(kept)' not in k)} redactions "
+        f"{r['findings_by_rule']}"
     )
     print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     return 0

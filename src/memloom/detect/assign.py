@@ -22,7 +22,9 @@ from .validators import (
     looks_wordy,
     mostly_sequence,
     passphrase_ok,
+    random_base64,
     shannon_entropy,
+    weak_password,
     words,
 )
 
@@ -103,6 +105,7 @@ _COMPOUND_ENDS = (
     ("password", PASSWORD),
     ("passwd", PASSWORD),
     ("passphrase", PASSWORD),
+    ("sshpass", PASSWORD),  # `SSHPASS=…` is what `sshpass -e` reads
     ("token", TOKEN),
     ("secret", SECRET),
     ("apikey", API_KEY),
@@ -158,6 +161,19 @@ _UUID_RE = re.compile(
 class NameInfo:
     kind: str  # rule id, e.g. generic-token
     strong: bool
+    aws_secret: bool = False  # `aws_secret_access_key`, `SecretAccessKey`, `aws.secretKey`
+    tool_env: bool = False  # `SSHPASS`, `PGPASSWORD`: a tool reads this name as its password
+
+
+# Environment variables tools read their password from: any value but a placeholder is
+# the password, however word-like it reads (`SSHPASS=bObMLRebRS`).
+_TOOL_PASSWORD_ENV = frozenset(
+    {"sshpass", "pgpassword", "mysqlpwd", "rediscliauth", "rsyncpassword", "lftppassword"}
+)
+
+
+# An AWS secret access key: 40 characters of base64 (`/` and `+` included).
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
 
 
 def classify_name(name: str) -> NameInfo | None:
@@ -165,6 +181,8 @@ def classify_name(name: str) -> NameInfo | None:
     parts = [w.lower() for part in re.split(r"[_.\-$]+", name) for w in _WORD_RE.findall(part)]
     if not parts or _DENY_ANYWHERE.intersection(parts):
         return None
+    if "".join(parts) in _TOOL_PASSWORD_ENV:
+        return NameInfo(kind=PASSWORD, strong=True, tool_env=True)
     found: tuple[int, str] | None = None
     for i, w in enumerate(parts):
         kind = _NOUNS.get(w)
@@ -192,7 +210,9 @@ def classify_name(name: str) -> NameInfo | None:
         if kind == PASSWORD and w in _PASSWORD_AFTER:
             continue
         return None
-    return NameInfo(kind=kind, strong=kind in _STRONG)
+    joined = "".join(parts)
+    aws = joined.endswith("secretaccesskey") or ("aws" in parts and joined.endswith("secretkey"))
+    return NameInfo(kind=kind, strong=kind in _STRONG, aws_secret=aws)
 
 
 def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
@@ -207,8 +227,24 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
         return False
     if any(ch.isspace() for ch in value):
         return quote in ("'", '"') and info.kind in (PASSWORD, SECRET) and passphrase_ok(value)
-    if is_placeholder(value) or looks_like_code(value) or value.startswith("[redacted:"):
+    if is_placeholder(value) or value.startswith("[redacted:"):
         return False
+    if info.tool_env:
+        # even `ab/cd.ef` (no path); in '…' a leading `$` is literal
+        return 4 <= n <= 200 and not weak_password(value, literal=quote == "'")
+    if (
+        info.aws_secret
+        and _AWS_SECRET_VALUE.fullmatch(value)
+        and shannon_entropy(value) >= 3.5
+        and not looks_masked(value)
+        and not has_long_sequence(value, 8)
+    ):
+        # the key's exact shape under its own name: a key, even when it reads like a
+        # path (`…/…`) or happens to be made of word-like pieces; other values go on
+        # to the usual checks
+        return True
+    if looks_like_code(value) and not random_base64(value):
+        return False  # a path, unless random base64 (`aws_secret_access_key = …/…`)
     if _VERSION_RE.search(value) and n < 40:
         return False
     has_digit = any(ch.isdigit() for ch in value)
@@ -234,7 +270,8 @@ def value_ok(value: str, info: NameInfo, quote: str = "") -> bool:
     # padded base64 blob may hold several `/` (`key = "q3/Wm+8K…/Yz7R…="`)
     if _UUID_RE.match(value):
         return False
-    if sum(value.count(c) for c in "-.:/") >= 3 and not _BASE64_BLOB.fullmatch(value):
+    slashes = sum(value.count(c) for c in "-.:/")
+    if slashes >= 3 and not (_BASE64_BLOB.fullmatch(value) or random_base64(value)):
         return False
     return looks_random(value, min_len=16, min_entropy=3.0) and not looks_wordy(value)
 
@@ -287,7 +324,10 @@ def scan_assignment(
         found = _compared_before(text, pos, after, seen)  # `"…" === secretKey`
         return found or _scan_other(text, pos, after, seen, end_limit)
     vs, ve = m.span("qv") if m.group("q") else m.span("uv")
-    examined[vs:ve] = b"\x01" * (ve - vs)
+    long_end = ve
+    if not m.group("q") and ve - vs == 512:  # an AWS session token runs to ~1,000
+        long_end = _LONG_VALUE.match(text, ve, min(len(text), ve + 16384)).end()
+    examined[vs:long_end] = b"\x01" * (long_end - vs)
     ns = name_start(text, pos)
     if ns in seen:
         return None
@@ -318,6 +358,9 @@ def scan_assignment(
         vs, ve = m.span("qv")
     else:
         vs, ve = m.span("uv")
+        ve = long_end
+        if op == "=" and text.startswith(",", ve) and _shell_statement(text, ns):
+            ve = _SHELL_WORD.match(text, ve).end()  # `export SSHPASS=a,b`: one word
         while ve > vs and text[ve - 1] in ".:":
             ve -= 1
     if ve <= vs:
@@ -326,6 +369,20 @@ def scan_assignment(
     if not value_ok(value, info, quote=m.group("q") or ""):
         return None
     return vs, ve, info.kind
+
+
+# The rest of an unquoted value longer than `_TAIL` reads (same characters).
+_LONG_VALUE = re.compile(r"(?:[^\s\"'`,;<>(){}\[\]\\&|]|&(?![A-Za-z_][\w.\-]*=)|\\(?![nrt\"'\\]))*")
+# The rest of an unquoted shell word, commas included.
+_SHELL_WORD = re.compile(r"[^\s\"'`;<>(){}\[\]\\&|]*")
+
+
+def _shell_statement(text: str, ns: int) -> bool:
+    """Does the name start a shell or `.env` line (`NAME=…`, `export NAME=…`)? There a
+    comma belongs to the value; in code (`f(token=abc,user=x)`) it separates arguments."""
+    line_start = text.rfind("\n", max(0, ns - 80), ns) + 1
+    prefix = text[line_start:ns].strip()
+    return prefix in ("", "$") or prefix.endswith("export")
 
 
 def _compared_before(text: str, pos: int, after: int, seen: set[int]) -> Found | None:
@@ -369,6 +426,29 @@ def _compared_before(text: str, pos: int, after: int, seen: set[int]) -> Found |
     return k + 1, j, info.kind
 
 
+# `aws configure set`, `git config --global`, `yarn config set`, `poetry config`: a
+# secret's name then its value, after a config command on the same line.
+_CONFIG_CMD = re.compile(r"(?<![\w-])config(?:ure)?(?::set)?[ \t]")
+
+
+def _config_set(text: str, pos: int, after: int, seen: set[int], end_limit: int) -> Found | None:
+    """`aws configure set aws_secret_access_key wJal…/…`: no operator between name and value."""
+    ns = name_start(text, pos)
+    if ns < 1 or text[ns - 1] not in " \t" or ns in seen:
+        return None
+    line_start = text.rfind("\n", max(0, ns - 120), ns) + 1
+    if _CONFIG_CMD.search(text, max(line_start, ns - 120), ns) is None:
+        return None
+    m = _FLAG_TAIL.match(text, after, end_limit)
+    if m is None or text[m.start("rest") + len(m.group("rest"))] != " ":
+        return None
+    info = classify_name(text[ns : m.start("rest")] + m.group("rest"))
+    if info is None or not info.strong or not value_ok(m.group("v"), info):
+        return None
+    seen.add(ns)
+    return m.start("v"), m.end("v"), info.kind
+
+
 def _scan_other(text: str, pos: int, after: int, seen: set[int], end_limit: int) -> Found | None:
     """`password.equals("…")`, command-line flags (`--token abc`) and prose
     (`the password is hunter2`)."""
@@ -382,6 +462,10 @@ def _scan_other(text: str, pos: int, after: int, seen: set[int], end_limit: int)
             return None
         seen.add(ns)
         return m.start("v"), m.end("v"), info.kind
+    if text.find("config", max(0, pos - 120), pos) >= 0:  # `aws configure set NAME value`
+        found = _config_set(text, pos, after, seen, end_limit)
+        if found is not None:
+            return found
     if text.rfind("--", max(0, pos - 40), pos) >= 0:
         m = _FLAG_TAIL.match(text, after, end_limit)
         ns = name_start(text, pos)

@@ -18,7 +18,7 @@ import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import assign, pii, structural
+from . import assign, commands, pii, structural
 from .model import (
     CREDENTIALS,
     INTERNAL,
@@ -39,6 +39,11 @@ STRUCTURAL_RULES = (
     "jwt",
     "private-key",
     "url-password",
+    "mysql-password",
+    "sshpass-password",
+    "redis-cli-password",
+    "htpasswd-password",
+    "netrc-password",
 )
 MARKER_RE = re.compile(r"\[redacted:[a-z0-9][a-z0-9._-]*\]")
 _SEPARATORS = b" \t\n\r\f\v\"'`=:,;()[]{}<>|/\\@*!?&#%^$"
@@ -196,7 +201,18 @@ class Detector:
                     raw.setdefault(a, []).append(h)
                 else:
                     free.setdefault(a, []).append(h)
+        commands_at = (
+            ("mysql", commands.scan_mysql),
+            ("mariadb", commands.scan_mysql),
+            ("mariabackup", commands.scan_mysql),
+            ("sshpass", commands.scan_sshpass),
+            ("redis-cli", commands.scan_redis_cli),
+            ("htpasswd", commands.scan_htpasswd),
+            ("machine", commands.scan_netrc),
+            ("default", commands.scan_netrc),
+        )
         for a, fn in (
+            *commands_at,
             ("authorization", structural.scan_auth_header),
             ("bearer", structural.scan_bearer),
             ("-u ", structural.scan_curl_user),
@@ -233,6 +249,12 @@ class Detector:
         trie = _trie_regex(self._bounded, grafts).encode()
         self._trie = re.compile(b" " + look + b"(?:" + trie + b")")
         self._trie_only = re.compile(b" (?:" + _trie_regex(self._bounded).encode() + b")")
+        # A command or netrc entry right after a JSON-escaped line break or tab (a tool
+        # call's command, a file shown in a transcript line) starts no token in the scan
+        # buffer (`\nmysql` reads ` nmysql`): one literal-led regex finds those.
+        self._escaped = re.compile(
+            rb"\\[nt](" + b"|".join(re.escape(_buf(a)) for a, _ in commands_at) + rb")"
+        )
         self._free = sorted((_buf(a), hs) for a, hs in free.items())
         self._raw = sorted((a.encode("ascii"), hs) for a, hs in raw.items())
 
@@ -265,6 +287,10 @@ class Detector:
                 continue
             for h in hs:
                 h(text, pos, ctx)
+        if b"\\" in raw:
+            for m in self._escaped.finditer(raw):
+                for h in bounded[m.group(1)]:
+                    h(text, m.start(1), ctx)
         for lit, handlers in self._free:
             i = buf.find(lit, 1)
             while i >= 0:

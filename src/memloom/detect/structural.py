@@ -15,6 +15,7 @@ from .validators import (
     looks_random,
     looks_wordy,
     shannon_entropy,
+    weak_password,
 )
 
 Found = tuple[int, int, str]
@@ -79,22 +80,12 @@ def scan_curl_user(text: str, pos: int) -> Found | None:
         return None
     pw, user = m.group("s"), m.group("user")
     if not pw:  # `curl -u sk_live_…:` — an API key passed as the user name
-        if len(user) >= 8 and not _weak_password(user) and shannon_entropy(user) >= 3.0:
+        if len(user) >= 8 and not weak_password(user) and shannon_entropy(user) >= 3.0:
             return m.start("user"), m.end("user"), "curl-auth-user"
         return None
-    if _weak_password(pw) or user.startswith("$"):
+    if weak_password(pw) or user.startswith("$"):
         return None
     return m.start("s"), m.end("s"), "curl-auth-user"
-
-
-def _weak_password(pw: str) -> bool:
-    return (
-        len(pw) < 3
-        or is_placeholder(pw)
-        or pw[0] in "$<{[%"
-        or pw[-1] in ">}]"
-        or pw.lower() in ("pass", "password", "passwd", "pwd", "secret", "token", "test")
-    )
 
 
 _URL_CRED = re.compile(
@@ -115,7 +106,7 @@ def scan_url_credentials(text: str, pos: int) -> Found | None:
     if m is None:
         return None
     pw = m.group("s")
-    if _weak_password(pw) or pw.startswith("[redacted:"):
+    if weak_password(pw) or pw.startswith("[redacted:"):
         return None
     return m.start("s"), m.end("s"), "url-password"
 

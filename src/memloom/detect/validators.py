@@ -156,6 +156,48 @@ def is_placeholder(value: str) -> bool:
     return len(set(v.lower())) <= 2
 
 
+_VAR_REF = re.compile(r"\$(?:\{[^}]*\}|\([^)]*\)|[A-Za-z_]\w*)")
+
+
+def weak_password(pw: str, literal: bool = False) -> bool:
+    """A password too short, templated or generic to be a real one (`$PW`, `<pass>`, `test`).
+
+    A leading `%` is not enough: `%s` and `%PASSWORD%` are placeholders, `%dl.yXk0bQR`
+    is a generated password. `literal` says nothing expands the value (single quotes in
+    a shell, a `.netrc` file): there `$x9…` is a password, only a whole `$NAME`,
+    `${…}` or `$(…)` or a name-like `$NAME` is a reference."""
+    if literal and pw[:1] == "$" and len(pw) >= 3:
+        name = pw[1:]
+        named = name.isupper() or name.islower() or looks_wordy(name)
+        if _VAR_REF.fullmatch(pw) and (pw[1] in "{(_" or named):
+            return True  # `${X}`, `$(cmd)`, `$GITHUB_TOKEN`, `$db_pass`, `$dbPassword`
+        return weak_password(name)
+    return (
+        len(pw) < 3
+        or is_placeholder(pw)
+        or pw[0] in "$<{["
+        or pw[-1] in ">}]"
+        or pw.lower() in ("pass", "password", "passwd", "pwd", "secret", "token", "test")
+    )
+
+
+_BASE64_CHARS = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+
+
+def random_base64(value: str) -> bool:
+    """A random base64 string (an AWS secret access key, an HMAC key): it may hold `/`
+    and still be no path. Random: mixed case and digits, entropy >= 4, not word pieces
+    (`src/Components/Header/Index2024` is a path)."""
+    return (
+        _BASE64_CHARS.fullmatch(value) is not None
+        and any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
+        and shannon_entropy(value) >= 4.0
+        and not looks_wordy(value)
+    )
+
+
 # Words that make a quoted phrase a message, label or prompt rather than a passphrase.
 _MESSAGE_WORDS = words(
     """
