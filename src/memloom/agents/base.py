@@ -47,6 +47,9 @@ SKIP_REASONS = (
     "not_transcripts",
     "project_filter",
     "missing",
+    # refused by a safety rule (a symlink out of the agent's folder, another user's
+    # file, a file or folder others can write): see memloom.agents.discovery
+    "unsafe",
 )
 
 from memloom.agents.events import HookEvent  # noqa: E402  (re-exported)

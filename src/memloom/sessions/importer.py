@@ -65,6 +65,8 @@ SKIP_REASONS = (
     "project_filter",
     "not_transcripts",
     "missing",
+    # Refused by a safety rule (memloom.agents.discovery.Fence): never read.
+    "unsafe",
     # Files that failed to read after discovery (vanished, permission denied, not a
     # regular file, truncated while read): counted, reported per session, retried next run.
     "unreadable",
