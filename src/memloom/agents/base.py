@@ -240,6 +240,11 @@ class Agent(Protocol):
         """The settings file memloom's hooks are installed into."""
         ...
 
+    def session_folders(self, env: Env | None = None) -> list[Path]:
+        """The folders the agent's session files lie in: a stored path elsewhere (a
+        provenance row's) is never read back (``/v1/memories/{id}/context``)."""
+        ...
+
     def install_hooks(
         self, command: str, *, recall: bool = True, env: Env | None = None
     ) -> HooksChange:

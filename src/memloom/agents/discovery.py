@@ -54,6 +54,7 @@ __all__ = [
     "newest_first",
     "regular_stat",
     "scan_sorted",
+    "unsafe_reason",
     "walk_named",
 ]
 
@@ -165,38 +166,42 @@ class Fence:
         the caller counts it as it always has."""
         return self._check(path) is not False
 
+    def verdict(self, path: Where) -> tuple[str | None, os.stat_result | bool | None]:
+        """``(rule, found)`` for ``path``, nothing counted: ``rule`` is the rule that
+        refuses it (None: none); ``found`` its stat (symlinks followed) when it is a
+        regular file, True when it is another kind of file, None when it is missing."""
+        if self.problem is not None:
+            return self.problem, None
+        text = os.path.abspath(os.fspath(path))
+        problem = self._folder(os.path.dirname(text))
+        if problem is not None:
+            return problem, None
+        try:
+            st = os.lstat(text)
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(text)
+                if not inside(real, self.root):
+                    return "symlink_escape", None
+                problem = self._folder(os.path.dirname(real))
+                if problem is not None:
+                    return problem, None
+                st = os.stat(text)
+        except OSError:
+            return None, None
+        if not stat.S_ISREG(st.st_mode):
+            return None, True
+        return file_problem(st), st
+
     def _check(self, path: Where) -> os.stat_result | bool | None:
         """``path``'s stat (symlinks followed) when it is safe, True when it is no
         regular file, None when it is missing, False when refused (counted)."""
         if self.refused():
             return False
-        text = os.path.abspath(os.fspath(path))
-        problem = self._folder(os.path.dirname(text))
+        problem, found = self.verdict(path)
         if problem is not None:
             self._refuse(path, problem)
             return False
-        try:
-            st = os.lstat(text)
-            if stat.S_ISLNK(st.st_mode):
-                real = os.path.realpath(text)
-                problem = (
-                    self._folder(os.path.dirname(real))
-                    if inside(real, self.root)
-                    else "symlink_escape"
-                )
-                if problem is not None:
-                    self._refuse(path, problem)
-                    return False
-                st = os.stat(text)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return True
-        problem = file_problem(st)
-        if problem is not None:
-            self._refuse(path, problem)
-            return False
-        return st
+        return found
 
     def regular_stat(self, path: Where) -> os.stat_result | None:
         """``path``'s stat (symlinks followed) when it may be read, or None counted:
@@ -251,6 +256,23 @@ class Selection:
     def newest_first(self, out: Discovery, files: list[SessionFile]) -> list[SessionFile]:
         """``files`` newest first, within the cap (see :func:`newest_first`)."""
         return newest_first(out, files, self.max_sessions)
+
+
+def unsafe_reason(path: Where, folders: Iterable[Where]) -> str | None:
+    """Why ``path`` may not be read as a session file of an agent whose folders are
+    ``folders`` (a :data:`~memloom.agents.files.UNSAFE_RULES` key), None when it may:
+    it must exist and lie, resolved, inside one of them, and pass the :class:`Fence`
+    rules there. What serves lines of a file named by a stored row (``/context``) asks."""
+    real = os.path.realpath(path)
+    for folder in folders:
+        fence = Fence(folder, Discovery())
+        if not inside(real, fence.root) or fence.problem is not None:
+            continue
+        problem, found = fence.verdict(path)
+        if problem is not None:
+            return problem
+        return None if isinstance(found, os.stat_result) else "outside"
+    return "outside"
 
 
 def newest_first(

@@ -52,6 +52,7 @@ UNSAFE_RULES = {
     "group_writable": "writable by other users of its group",
     "world_writable": "writable by every user",
     "shared_root": "a folder every user can write (/tmp-like), or one on its way",
+    "outside": "not a file in the agent's folder",
 }
 
 

@@ -200,9 +200,7 @@ def _is_dir(e: os.DirEntry[str]) -> bool:
         return False
 
 
-def _rollouts_in(
-    d: str, fence: discovery.Fence, found: list[tuple[Path, os.stat_result]]
-) -> None:
+def _rollouts_in(d: str, fence: discovery.Fence, found: list[tuple[Path, os.stat_result]]) -> None:
     """The rollouts directly in ``d`` (plain wins over its .zst), others counted."""
     out = fence.out
     entries = discovery.scan_sorted(d)
