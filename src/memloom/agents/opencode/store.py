@@ -403,7 +403,8 @@ def _stamp(store: Path) -> tuple[Any, ...]:
     for suffix in ("", "-wal"):
         try:
             st = os.stat(f"{store}{suffix}")
-            out += [st.st_size, st.st_mtime_ns, st.st_ino]
+            # owner and mode too: a store given away or opened to others is read (refused) again
+            out += [st.st_size, st.st_mtime_ns, st.st_ino, st.st_uid, st.st_mode]
         except OSError:
             out += [None]
     return tuple(out)
