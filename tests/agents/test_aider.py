@@ -367,3 +367,59 @@ def test_the_aider_folders_outlive_other_agents_connect_and_disconnect(tmp_path)
     assert load_scope(data).roots == [str(repo)], "disconnecting Claude Code dropped Aider's"
     assert cli(tmp_path, "disconnect", "aider", "--json")["changed"]
     assert not (data / "capture.json").exists(), "the last agent gone: nothing is captured"
+
+
+# ---------------------------------------------------------------- where the sweep may look
+
+
+def test_the_climb_stops_at_the_repository_root_and_home(tmp_path, monkeypatch):
+    """A root outside any repository is looked at alone: before, it climbed eight
+    levels, reading whatever history sat in a folder above (another user's /srv, /)."""
+    from memloom.agents.aider.discover import HISTORY_FILE, candidates
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    planted = settled(history(tmp_path, SYNTH.read_text()))  # above every root below
+    loose = tmp_path / "srv" / "data" / "x"
+    loose.mkdir(parents=True)
+    assert candidates([loose]) == [loose / HISTORY_FILE]
+    found = Aider(roots=[loose]).discover(DiscoverOptions(days=None, max_sessions=None))
+    assert planted not in [f.path for f in found.files]
+    repo = home / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    assert candidates([repo / "src" / "pkg"]) == [
+        repo / "src" / "pkg" / HISTORY_FILE,
+        repo / "src" / HISTORY_FILE,
+        repo / HISTORY_FILE,
+    ]
+    (tmp_path / ".git").mkdir()  # a repository above $HOME: never climbed into
+    notes = home / "notes"
+    notes.mkdir()
+    assert candidates([notes]) == [notes / HISTORY_FILE]
+
+
+def test_a_repository_root_others_can_write_is_refused(tmp_path):
+    """A .git planted in a /tmp-like folder above a root does not open it to the sweep."""
+    shared = tmp_path / "shared"
+    mine = shared / "mine"
+    mine.mkdir(parents=True)
+    (shared / ".git").mkdir()
+    planted = settled(history(shared, SYNTH.read_text()))
+    os.chmod(shared, 0o1777)
+    found = Aider(roots=[mine]).discover(DiscoverOptions(days=None, max_sessions=None))
+    assert planted not in [f.path for f in found.files]
+    assert found.skipped["unsafe"] == 1
+
+
+def test_the_sweep_follows_no_symlink_out_of_the_repository(tmp_path):
+    """The attack: .aider.chat.history.md -> ../../.bash_history, imported and sent
+    to the LLM by the sweep."""
+    repo = tmp_path / "home" / "work" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    secret = settled(history(tmp_path / "home", SYNTH.read_text(), name=".bash_history"))
+    (repo / ".aider.chat.history.md").symlink_to("../../.bash_history")
+    found = Aider(roots=[repo]).discover(DiscoverOptions(days=None, max_sessions=None))
+    assert found.files == [] and found.skipped["unsafe"] == 1
+    walked = Aider().discover(DiscoverOptions(paths=[repo]))
+    assert secret not in [f.path for f in walked.files] and walked.skipped["unsafe"] == 1

@@ -108,7 +108,14 @@ def test_a_user_message_without_parts_or_answer_waits(db):
     assert b"typed, no answer yet" in store.render(sid, directory, msgs, now=old)
 
 
-def test_import_distils_a_grown_session_once_and_a_rerun_makes_no_call(tmp_path, db, model):  # noqa: F811
+def test_import_distils_a_grown_session_once_and_a_rerun_makes_no_call(
+    tmp_path,
+    db,
+    model,  # noqa: F811
+    monkeypatch,
+):
+    # OpenCode's own store (/context serves lines of a file in the agent's folders only)
+    monkeypatch.setenv("OPENCODE_DB", str(db.path))
     path = store.session_path(db.path, SID)
     db.message("user", text("REMEMBER: staging listens on port 5433"))
     db.message("assistant", text("Noted."))

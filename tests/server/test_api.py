@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -238,6 +239,28 @@ def test_import_sessions_streams_ndjson_progress(api, daemon):
     assert report["sessions"] == 1 and report["saved"] >= 1 and report["offline"] is True
     bad = api.post("/v1/import/sessions", json={"days": -1})
     assert bad.status_code == 422
+
+
+def test_the_import_walk_follows_no_symlink_out_of_the_projects_folder(api, daemon, tmp_path):
+    """The named folder is inside Claude Code's projects folder; a symlink in it to a
+    transcript elsewhere is counted ``unsafe``, never read."""
+    target = daemon.claude / "projects" / "-home-dev-walk"
+    target.mkdir(parents=True, exist_ok=True)
+    source = next(EXAMPLE.glob("*.jsonl"))
+    outside = tmp_path / "outside" / source.name
+    outside.parent.mkdir()
+    shutil.copy(source, outside)
+    (target / source.name).symlink_to(outside)
+    with api.stream("POST", "/v1/import/sessions", json={"paths": [str(target)]}) as res:
+        assert res.status_code == 200
+        events = [json.loads(line) for line in res.iter_lines() if line]
+    report = events[-1]["report"]
+    # every agent walks the folder, and each counts the symlink it refused
+    assert report["sessions"] == 0 and report["skipped"]["unsafe"] >= 1, report
+    os.chmod(target, 0o777)  # a folder others can write: refused before any walk
+    refused = api.post("/v1/import/sessions", json={"paths": [str(target)]})
+    assert refused.status_code == 400 and "writable by every user" in refused.json()["error"]
+    os.chmod(target, 0o755)
 
 
 def test_capture_notify_queues_valid_transcripts_only(api, daemon):

@@ -457,3 +457,41 @@ def test_a_healed_rerun_costs_fewer_calls_than_a_clean_run(m, model, tmp_path):
     assert sent <= MAX_CHUNK_CHARS * CONTEXT_SHARE
     texts = sorted(d.text for d in active(m))
     assert texts == sorted(f"fact number {i}" for i in range(40))  # each exactly once
+
+
+# ---------------------------------------------------------------- Aider's roots
+
+
+def test_a_memory_label_never_makes_a_folder_an_aider_root(m, tmp_path, monkeypatch):
+    """Any API caller can label a memory ``project=/some/dir``; the sweep then read
+    /some/dir/.aider.chat.history.md. Roots come from the ledger (sessions imported
+    from an agent's own folder) and the folders ``connect aider`` named."""
+    from memloom.agents import get_agent
+    from memloom.agents.base import DiscoverOptions
+    from memloom.sessions.importer import share_project_roots
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    hist = victim / ".aider.chat.history.md"
+    hist.write_text("# aider chat started at 2026-01-01 10:00:00\n\n#### the secret plan\n\n")
+    then = time.time() - 3600
+    os.utime(hist, (then, then))
+    m.save({"text": "deploys go through ArgoCD", "project": str(victim)})
+    assert victim not in share_project_roots(m)
+    found = get_agent("aider").discover(DiscoverOptions(days=None, max_sessions=None))
+    assert hist not in [f.path for f in found.files]
+    # A session imported from elsewhere (--path) vouches for nothing...
+    stray = tmp_path / "downloads" / "-x" / f"{uuid.uuid4()}.jsonl"
+    write_session(stray, [("user", "REMEMBER: a stray fact")], cwd=str(victim))
+    m.import_sessions([stray])
+    assert victim not in share_project_roots(m)
+    # ...one from Claude Code's own folder does, and so does a folder connect named.
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    own = session_path(claude)
+    write_session(own, [("user", "REMEMBER: the victim repo builds with make")], cwd=str(victim))
+    m.import_sessions([own])
+    assert victim in share_project_roots(m)
+    named = tmp_path / "named"
+    named.mkdir()
+    assert named in share_project_roots(m, named=[str(named)])

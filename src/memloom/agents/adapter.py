@@ -89,6 +89,11 @@ class AgentAdapter:
     def settings_path(self, env: Env | None = None) -> Path:
         return self.part(self.settings_at)(env)
 
+    def session_folders(self, env: Env | None = None) -> list[Path]:
+        """The folders the agent's session files lie in (what serving a stored path's
+        lines checks it against): its home, and the transcripts folder if elsewhere."""
+        return list(dict.fromkeys([self.home(env), self.transcripts_root(env)]))
+
     # -- sessions
 
     def discover(self, options: DiscoverOptions) -> Discovery:

@@ -47,6 +47,9 @@ SKIP_REASONS = (
     "not_transcripts",
     "project_filter",
     "missing",
+    # refused by a safety rule (a symlink out of the agent's folder, another user's
+    # file, a file or folder others can write): see memloom.agents.discovery
+    "unsafe",
 )
 
 from memloom.agents.events import HookEvent  # noqa: E402  (re-exported)
@@ -235,6 +238,11 @@ class Agent(Protocol):
 
     def settings_path(self, env: Env | None = None) -> Path:
         """The settings file memloom's hooks are installed into."""
+        ...
+
+    def session_folders(self, env: Env | None = None) -> list[Path]:
+        """The folders the agent's session files lie in: a stored path elsewhere (a
+        provenance row's) is never read back (``/v1/memories/{id}/context``)."""
         ...
 
     def install_hooks(

@@ -128,18 +128,16 @@ class CaptureWorker:
         """Queue in-scope sessions the hooks missed, of every agent found (the ledger
         makes imported ones free). The only capture for agents without hooks (Aider)
         or whose end hook is not awaited (Gemini SessionEnd)."""
-        from memloom.agents import agent_names, found_agents, get_agent
+        from memloom.agents import found_agents, get_agent
         from memloom.agents.base import DiscoverOptions
         from memloom.sessions.importer import share_project_roots
 
         scope = load_scope(self.home)
         if not scope.enabled:
             return 0
-        known = share_project_roots(self.engine)
-        named = [p for p in map(Path, scope.roots) if p.is_dir() and p not in known]
-        if named:  # the folders `memloom connect aider` named, beside what the store knows
-            for name in agent_names():
-                get_agent(name).use_project_roots([*known, *named])
+        # Aider's roots: the folders `memloom connect aider` named, and those the ledger
+        # vouches for -- never a memory's project label (any API caller sets those).
+        share_project_roots(self.engine, named=scope.roots)
         pending = []
         for name in found_agents():
             agent = get_agent(name)

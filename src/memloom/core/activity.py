@@ -16,9 +16,17 @@ from memloom.models import (
     ListRequest,
     ListResponse,
     MemoryDocument,
+    ProvenanceInfo,
     StatsResponse,
 )
 from memloom.store.base import MemoryRow, SearchFilter
+
+#: ``/context`` serves at most this many bytes of (redacted) text per provenance row...
+CONTEXT_ROW_BYTES = 64 * 1024
+#: ...and this many for the whole document; an entry cut short says ``truncated``.
+CONTEXT_TOTAL_BYTES = 256 * 1024
+#: A transcript line longer than this is not read (it is served as nothing).
+CONTEXT_LINE_BYTES = 1 << 20
 
 
 def list_filter(req: ListRequest) -> SearchFilter:
@@ -136,13 +144,21 @@ class Activity:
         """The transcript lines each provenance row points at, with ``around`` lines either
         side, read from the session file if it still exists (redacted as on import), by
         the reader of the agent the row names (lines are that agent's: an OpenCode line is
-        a message of ``<store>#<session id>``)."""
+        a message of ``<store>#<session id>``).
+
+        A stored row is not trusted to name a file (a backup restored, an import of a
+        file swapped afterwards): lines are served only up to the ledger's watermark of
+        that session (no ledger row: none), from a file that still lies in the agent's
+        folders, passes the ownership rules and is that agent's session by its content
+        (``withheld`` says why not), at most :data:`CONTEXT_ROW_BYTES` per row and
+        :data:`CONTEXT_TOTAL_BYTES` in all (``truncated``)."""
         from pathlib import Path
 
         from memloom.agents import agent_for_source, session_container
 
         doc = self.get(memory_id)
         out = []
+        budget = CONTEXT_TOTAL_BYTES
         for p in doc.provenance:
             entry: dict[str, Any] = {
                 "path": p.path,
@@ -150,33 +166,93 @@ class Activity:
                 "end_line": p.end_line,
                 "exists": False,
                 "lines": [],
+                "truncated": False,
+                "withheld": None,
             }
-            path = Path(p.path) if p.path else None
-            exists = path is not None and Path(session_container(path)).is_file()
-            if path is not None and exists and p.start_line and p.end_line:
-                agent = agent_for_source(p.agent)
-                entry["exists"] = True
-                first = max(1, p.start_line - around)
-                last = p.end_line + around
-                chunk = bytearray()
-                with agent.open(path) as fh:
-                    for number, raw in enumerate(fh, start=1):
-                        if number > last:
-                            break
-                        if number >= first:
-                            chunk += raw
-                parsed = agent.read_bytes(bytes(chunk), first_line=first, final=True)
-                for unit in parsed.units:
-                    text, _ = self.ctx.detector.redact(unit.text)
-                    entry["lines"].append(
-                        {
-                            "start_line": unit.start_line,
-                            "end_line": unit.end_line,
-                            "role": unit.role,
-                            "text": text,
-                            "cited": unit.end_line >= p.start_line
-                            and unit.start_line <= p.end_line,
-                        }
-                    )
             out.append(entry)
+            path = Path(p.path) if p.path else None
+            if path is None or not Path(session_container(path)).is_file():
+                continue
+            entry["exists"] = True
+            if not (p.start_line and p.end_line):
+                continue
+            agent = agent_for_source(p.agent)
+            upto, why = self._served_until(p, agent)
+            if why is not None:
+                entry["withheld"] = why
+                continue
+            first = max(1, p.start_line - around)
+            last = min(p.end_line + around, upto)
+            if last < first:
+                continue
+            lines, cut = _read_lines(agent, path, first, last)
+            parsed = agent.read_bytes(lines, first_line=first, final=True)
+            room = min(CONTEXT_ROW_BYTES, budget)
+            for unit in parsed.units:
+                text, _ = self.ctx.detector.redact(unit.text)
+                size = len(text.encode("utf-8"))
+                if size > room:
+                    text = text.encode("utf-8")[:room].decode("utf-8", "ignore")
+                    size, cut = room, True
+                room -= size
+                budget -= size
+                entry["lines"].append(
+                    {
+                        "start_line": unit.start_line,
+                        "end_line": unit.end_line,
+                        "role": unit.role,
+                        "text": text,
+                        "cited": unit.end_line >= p.start_line and unit.start_line <= p.end_line,
+                    }
+                )
+                if room <= 0:
+                    cut = cut or unit is not parsed.units[-1]
+                    break
+            entry["truncated"] = cut
         return {"id": doc.id, "provenance": out}
+
+    def _served_until(self, p: ProvenanceInfo, agent: Any) -> tuple[int, str | None]:
+        """The last line of ``p``'s session that may be served, or the reason none is."""
+        from pathlib import Path
+
+        from memloom.agents import session_container
+        from memloom.agents.base import SessionFile
+        from memloom.agents.discovery import unsafe_reason
+
+        assert p.path is not None
+        file = SessionFile(Path(p.path), p.session_id or "", "", 0, 0)
+        keys = {p.path, agent.ledger_identity(file)}
+        rows = self.ctx.store.ledger_get_many(sorted(keys))
+        row = next((rows[k] for k in sorted(keys) if k in rows), None)
+        if row is None:
+            return 0, "not_imported"
+        rule = unsafe_reason(session_container(p.path), agent.session_folders())
+        if rule is not None:
+            return 0, rule
+        if not agent.recognises(Path(p.path)):
+            return 0, "not_a_session"
+        return row.lines, None
+
+
+def _read_lines(agent: Any, path: Any, first: int, last: int) -> tuple[bytes, bool]:
+    """Lines ``first``..``last`` of the session as the agent opens it, and whether any was
+    left out: a line longer than :data:`CONTEXT_LINE_BYTES` is read as an empty line
+    (its numbering kept), and reading stops past ``CONTEXT_LINE_BYTES`` in all."""
+    from memloom.agents.files import line_segments
+
+    chunk = bytearray()
+    cut = False
+    with agent.open(path) as fh:
+        blocks = iter(lambda: fh.read(64 * 1024), b"")
+        for number, (raw, _size, _ended) in enumerate(
+            line_segments(blocks, CONTEXT_LINE_BYTES), start=1
+        ):
+            if number > last:
+                break
+            if number < first:
+                continue
+            if raw is None or len(chunk) + len(raw) > CONTEXT_LINE_BYTES:
+                cut = True
+                raw = b""
+            chunk += raw + b"\n"
+    return bytes(chunk), cut

@@ -128,7 +128,10 @@ class ImportRequest(BaseModel):
 
 def _refused_import_path(text: str) -> str | None:
     """Why the server will not read ``text``, or None: an HTTP client names transcripts
-    in the Claude Code projects folder only, never any file the server can read."""
+    in the Claude Code projects folder only, never any file the server can read -- nor
+    one another user owns or can write. The walk of a named folder
+    (:func:`memloom.agents.discovery.walk_named`) never follows a symlink out of it."""
+    from memloom.agents.files import UNSAFE_RULES, file_problem, folder_problem
     from memloom.capture.notify import claude_projects
 
     try:
@@ -142,11 +145,15 @@ def _refused_import_path(text: str) -> str | None:
     if not resolved.is_relative_to(base):
         return f"import path is outside the Claude Code projects folder {base}: {text!r}"
     try:
-        mode = resolved.stat().st_mode
+        st = resolved.stat()
     except OSError:
         return None  # missing: the import's report says so
+    mode = st.st_mode
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a FIFO would block the import
         return f"import path is neither a file nor a folder: {text!r}"
+    rule = file_problem(st) if stat.S_ISREG(mode) else folder_problem(st)
+    if rule is not None:
+        return f"import path is not read, {UNSAFE_RULES[rule]}: {text!r}"
     return None
 
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -65,6 +66,8 @@ SKIP_REASONS = (
     "project_filter",
     "not_transcripts",
     "missing",
+    # Refused by a safety rule (memloom.agents.discovery.Fence): never read.
+    "unsafe",
     # Files that failed to read after discovery (vanished, permission denied, not a
     # regular file, truncated while read): counted, reported per session, retried next run.
     "unreadable",
@@ -820,15 +823,38 @@ def import_agents(
     return total
 
 
-def share_project_roots(engine: ImportEngine) -> list[Path]:
+def share_project_roots(
+    engine: ImportEngine, named: Iterable[str | os.PathLike[str]] = ()
+) -> list[Path]:
     """Tell the adapters that look for sessions in project folders (Aider's histories
-    sit in the repository, not in an agent home) which folders memloom knows: the
-    projects of stored memories and imported sessions that exist on this machine."""
+    sit in the repository, not in an agent home) which folders memloom knows for sure,
+    those that exist on this machine: ``named`` (the folders ``memloom connect aider``
+    named), and from the ledger the folders of Aider histories memloom imported and
+    the working directories of sessions it imported from an agent's own folder.
+
+    Never a memory's ``project`` label: any API caller can set one, and the sweep would
+    then read (and send to the LLM) whatever history sits in the folder it names."""
     from memloom.agents import agent_names, get_agent
 
-    store = engine.backend
-    names = set(store.stats()["by_project"]) | {r.project for r in store.all_ledger()}
+    names = {os.fspath(p) for p in named}
+    names.update(r for r in map(_ledger_root, engine.backend.all_ledger()) if r)
     roots = sorted(Path(p) for p in names if p and Path(p).is_absolute() and Path(p).is_dir())
     for name in agent_names():
         get_agent(name).use_project_roots(roots)
     return roots
+
+
+def _ledger_root(row: LedgerRow) -> str | None:
+    """The project folder a ledger row vouches for: an Aider history's folder; the
+    project of a session file that lies in its agent's home (a file imported with
+    ``--path`` from elsewhere vouches for nothing); the project of an agent whose rows
+    are keyed by session id (Codex, Gemini, OpenCode: discovery found it)."""
+    from memloom.agents import agent_for_source, session_container
+    from memloom.agents.discovery import inside
+
+    if row.agent == "aider":
+        return os.path.dirname(row.path) if os.path.isabs(row.path) else None
+    if not os.path.isabs(row.path):
+        return row.project
+    home = os.path.realpath(agent_for_source(row.agent).home())
+    return row.project if inside(os.path.realpath(session_container(row.path)), home) else None

@@ -98,6 +98,10 @@ class Aider(AgentAdapter):
         """No agent folder: histories live in project roots (nothing posts Aider paths)."""
         return self.home(env)
 
+    def session_folders(self, env: Env | None = None) -> list[Path]:
+        """The home folder and the known project roots (histories sit in repositories)."""
+        return list(dict.fromkeys([self.home(env), *self.roots]))
+
     def settings_path(self, env: Env | None = None) -> Path:
         """``~/.aider.conf.yml``, where a user can add ``read:`` files; memloom never edits it."""
         return self.home(env) / ".aider.conf.yml"

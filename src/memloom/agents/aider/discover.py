@@ -3,14 +3,21 @@
 Aider has no home folder: it writes ``.aider.chat.history.md`` into the repository
 root (its git root; ``--chat-history-file`` / ``AIDER_CHAT_HISTORY_FILE`` can move or
 rename it). memloom therefore looks in the **project roots it already knows** --
-the caller passes them (the working directories other agents' sessions reported)
--- at each root and at its ancestors up to the nearest folder holding ``.git``
-(a cwd inside a repository finds the repository's history). A renamed or moved
-history is imported when named with ``--path``: a named file is recognised by its
-content (:func:`recognizes`), whatever its name.
+the caller passes them (:func:`memloom.sessions.importer.share_project_roots`: the
+working directories of sessions memloom imported from agents' own folders, the
+folders of Aider histories it imported, and the folders ``memloom connect aider``
+named; never a memory's ``project`` label, which any API caller can set) -- at each
+root, and, when the root lies in a repository, at its ancestors up to the repository
+root (the nearest folder holding ``.git``, at most 8 levels up), never above the home
+folder. A renamed or moved history is imported when named with ``--path``: a named
+file is recognised by its content (:func:`recognizes`), whatever its name.
 
-Rules, each file counted under the first that skips it: ``project_filter`` (the
-project is the history's folder) -> ``active`` (written within ``quiet_seconds``:
+Each root is a :class:`~memloom.agents.discovery.Fence`: a history that is a symlink
+out of its folder, another user's, or writable by others, or a root others can write
+(``/tmp``), is counted ``unsafe`` and never read.
+
+Rules, each file counted under the first that skips it: ``unsafe`` -> ``project_filter``
+(the project is the history's folder) -> ``active`` (written within ``quiet_seconds``:
 Aider has no end marker) -> ``outside_window`` -> ``over_cap`` (newest first). A
 root without a history is not counted (most roots belong to other agents only).
 """
@@ -18,7 +25,6 @@ root without a history is not counted (most roots belong to other agents only).
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Unpack
@@ -42,24 +48,38 @@ def recognizes(head: bytes) -> bool:
     return text.startswith("# aider chat started at ") or "\n# aider chat started at " in text
 
 
+def _climb(d: str, home: str) -> list[str]:
+    """``d`` and, when it lies in a repository, its ancestors up to the repository root
+    (at most :data:`_MAX_UP` levels): never above ``home`` when ``d`` is under it."""
+    chain = [d]
+    if os.path.exists(os.path.join(d, ".git")):
+        return chain
+    for _ in range(_MAX_UP):
+        parent = os.path.dirname(chain[-1])
+        if chain[-1] == home or parent == chain[-1]:
+            break
+        chain.append(parent)
+        if os.path.exists(os.path.join(parent, ".git")):
+            return chain
+    return [d]  # in no repository: the root alone
+
+
 def candidates(roots: Iterable[Path]) -> list[Path]:
-    """The history files that may exist for ``roots``: each root and its ancestors up to
-    the nearest one holding ``.git`` (at most 8 levels), deduplicated, in order."""
+    """The history files that may exist for ``roots`` (each resolved): each root and,
+    inside a repository, its ancestors up to the repository root, never above $HOME;
+    deduplicated, in order."""
     out: list[Path] = []
     seen: set[str] = set()
+    home = os.path.realpath(Path.home())
     for root in roots:
         try:
-            d = Path(root).expanduser().absolute()
-        except (OSError, RuntimeError):
+            d = os.path.realpath(Path(root).expanduser())
+        except (OSError, RuntimeError, ValueError):
             continue
-        for _ in range(_MAX_UP + 1):
-            key = os.path.normpath(d)
-            if key not in seen:
-                seen.add(key)
-                out.append(d / HISTORY_FILE)
-            if (d / ".git").exists() or d.parent == d or d == Path.home():
-                break
-            d = d.parent
+        for folder in _climb(d, home):
+            if folder not in seen:
+                seen.add(folder)
+                out.append(Path(folder) / HISTORY_FILE)
     return out
 
 
@@ -75,12 +95,10 @@ def discover(roots: Iterable[Path], **rules: Unpack[discovery.Rules]) -> Discove
     kept: list[SessionFile] = []
     realpaths: set[str] = set()
     for path in candidates(roots):
-        try:
-            st = path.stat()
-        except OSError:
+        if not os.path.lexists(path):
             continue  # no history at this root: not an Aider project
-        if not stat.S_ISREG(st.st_mode):
-            out.skip("not_transcripts", path)
+        st = discovery.Fence(path.parent, out).regular_stat(path)
+        if st is None:
             continue
         if not discovery.first_visit(realpaths, path):
             continue

@@ -37,6 +37,7 @@ from typing import Unpack
 from memloom.agents import discovery
 from memloom.agents.base import SKIP_REASONS, Discovery, SessionFile
 from memloom.agents.claude_code.home import claude_root
+from memloom.agents.files import open_regular
 
 __all__ = [
     "SKIP_REASONS",
@@ -90,7 +91,7 @@ def session_project(path: Path) -> str | None:
     there is no ``cwd`` or the file can't be read.
     """
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # never another user's file, never a FIFO
             head = f.read(4096)  # the cwd is almost always in the first lines
             if len(head) < 4096:
                 return _head_cwd(head, complete=True)
@@ -186,6 +187,9 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
     out = Discovery()
     pick = discovery.Selection(**rules)
     projects = discovery.home_folder(claude_root() if root is None else Path(root), "projects")
+    fence = discovery.Fence(projects, out)
+    if fence.refused():
+        return out
     candidates: list[SessionFile] = []
     for pd in discovery.scan_sorted(projects):
         try:
@@ -208,7 +212,7 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
                     discovery.count_sidecars(e.path, out, _session_dir_sidecar)
                 continue  # e.g. memory/: not part of the session files
             if SESSION_NAME_RE.match(name):
-                st = discovery.regular_stat(e, out)
+                st = fence.regular_stat(e)
                 if st is None:
                     continue
                 path = Path(e.path)

@@ -47,7 +47,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,14 +186,6 @@ def _session_file(path: Path, st: os.stat_result, head: Head | None) -> SessionF
     return SessionFile(path, sid, project, st.st_size, st.st_mtime)
 
 
-def _regular(e: os.DirEntry[str]) -> os.stat_result | None:
-    try:
-        st = e.stat()  # follows symlinks, like Codex's own listing
-    except OSError:
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
-
-
 def _walk_counting(d: str, out: Discovery) -> None:
     """Every file under ``d`` (an unexpected place) counts as not_transcripts."""
     for dirpath, _dirs, files in os.walk(d):
@@ -209,8 +200,9 @@ def _is_dir(e: os.DirEntry[str]) -> bool:
         return False
 
 
-def _rollouts_in(d: str, out: Discovery, found: list[tuple[Path, os.stat_result]]) -> None:
+def _rollouts_in(d: str, fence: discovery.Fence, found: list[tuple[Path, os.stat_result]]) -> None:
     """The rollouts directly in ``d`` (plain wins over its .zst), others counted."""
+    out = fence.out
     entries = discovery.scan_sorted(d)
     names = {e.name for e in entries}
     for e in entries:
@@ -220,9 +212,8 @@ def _rollouts_in(d: str, out: Discovery, found: list[tuple[Path, os.stat_result]
         if not is_rollout_name(e.name):
             out.skip("not_transcripts", e.path)
             continue
-        st = _regular(e)
+        st = fence.regular_stat(e)  # symlinks followed inside the home only; never a FIFO
         if st is None:
-            out.skip("not_transcripts", e.path)  # a FIFO or device is never opened
             continue
         if e.name.endswith(ZST_SUFFIX) and plain_name(e.name) in names:
             out.skip("superseded", e.path)
@@ -235,6 +226,9 @@ def _candidates(home: Path, out: Discovery) -> list[tuple[Path, os.stat_result]]
     sessions = home / SESSIONS_DIR
     if not sessions.is_dir() and home.name == SESSIONS_DIR and home.is_dir():
         sessions, home = home, home.parent  # a sessions folder given itself
+    fence = discovery.Fence(home, out)
+    if fence.refused():
+        return found
     for year in discovery.scan_sorted(os.fspath(sessions)):
         if not (_is_dir(year) and _YEAR_RE.match(year.name)):
             _count_stray(year, out)
@@ -247,10 +241,10 @@ def _candidates(home: Path, out: Discovery) -> list[tuple[Path, os.stat_result]]
                 if not (_is_dir(day) and _MD_RE.match(day.name)):
                     _count_stray(day, out)
                     continue
-                _rollouts_in(day.path, out, found)
+                _rollouts_in(day.path, fence, found)
     archived = home / ARCHIVED_DIR
     if archived.is_dir():
-        _rollouts_in(os.fspath(archived), out, found)
+        _rollouts_in(os.fspath(archived), fence, found)
     return found
 
 

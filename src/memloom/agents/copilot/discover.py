@@ -191,6 +191,9 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
     out = Discovery()
     pick = discovery.Selection(**rules)
     state, legacy = _state_dir(copilot_home() if root is None else Path(root))
+    fence = discovery.Fence(state.parent, out)
+    if fence.refused():
+        return out
     candidates: list[_Candidate] = []
     for e in discovery.scan_sorted(state):
         try:
@@ -201,10 +204,11 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
             out.skip("not_transcripts", e.path)
             continue
         events = Path(e.path) / EVENTS_FILE
-        try:
-            st = events.stat()
-        except OSError:
+        if not os.path.lexists(events):
             out.skip("not_transcripts", e.path)  # a session folder with no events (yet)
+            continue
+        st = fence.regular_stat(events)
+        if st is None:
             continue
         found = _consider_file(events, st, pick.needle, out, session_id=e.name)
         if found is not None:
@@ -214,10 +218,8 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
         if not e.name.endswith(".json"):
             out.skip("not_transcripts", path)
             continue
-        try:
-            st = path.stat()
-        except OSError:
-            out.skip("missing", path)
+        st = fence.regular_stat(path)
+        if st is None:
             continue
         found = _consider_file(path, st, pick.needle, out)
         if found is not None:

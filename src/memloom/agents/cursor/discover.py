@@ -174,12 +174,16 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
     pick = discovery.Selection(**rules)
     candidates: list[SessionFile] = []
     home = cursor_home() if root is None else Path(root)
-    for pd in discovery.scan_sorted(discovery.home_folder(home, "projects")):
+    projects = discovery.home_folder(home, "projects")
+    fence = discovery.Fence(projects, out)
+    if fence.refused():
+        return out
+    for pd in discovery.scan_sorted(projects):
         folder = os.path.join(pd.path, TRANSCRIPTS_DIR)
         if not os.path.isdir(folder):
             continue  # a workspace Cursor keeps no agent transcripts for
         for path in _transcripts_of(folder, out):
-            st = discovery.regular_stat(path, out)
+            st = fence.regular_stat(path)
             if st is None:
                 continue
             if pick.needle is not None:

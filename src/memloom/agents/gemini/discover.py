@@ -52,6 +52,7 @@ from typing import Unpack
 
 from memloom.agents import discovery
 from memloom.agents.base import Discovery, SessionFile
+from memloom.agents.files import open_regular
 from memloom.agents.gemini import project as project_mod
 from memloom.agents.gemini.home import gemini_home
 
@@ -97,7 +98,7 @@ def read_head(path: Path) -> Head:
     from memloom.agents.gemini.parse import sniff
 
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # never another user's file, never a FIFO
             head = f.read(HEAD_BYTES)
             fmt = sniff(head, path.suffix)
             tail = b""
@@ -247,6 +248,9 @@ def discover(
     out = Discovery()
     pick = discovery.Selection(**rules)
     tmp = discovery.home_folder(gemini_home() if root is None else Path(root), "tmp")
+    fence = discovery.Fence(tmp, out)
+    if fence.refused():
+        return out
     found: list[_Candidate] = []
     for pd in discovery.scan_sorted(tmp):
         try:
@@ -268,7 +272,7 @@ def discover(
             if not SESSION_NAME_RE.match(e.name):
                 out.skip("not_transcripts", e.path)
                 continue
-            st = discovery.regular_stat(e, out)
+            st = fence.regular_stat(e)
             if st is None:
                 continue
             found.append(_Candidate(Path(e.path), st, Path(pd.path)))

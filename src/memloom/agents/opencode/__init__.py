@@ -54,6 +54,13 @@ class OpenCode(AgentAdapter):
         """The data folder; the plugin's payload names the store (checked in :mod:`.payload`)."""
         return self.home(env)
 
+    def session_folders(self, env: Env | None = None) -> list[Path]:
+        """OpenCode's and Kilo Code's data folders, and the folders of the stores they name."""
+        from memloom.agents.opencode import home
+
+        places = [home.data_home(env), home.data_home(env, "kilo")]
+        return list(dict.fromkeys([*places, *(p.parent for p in home.stores(env))]))
+
     def open(self, path: Path) -> Any:
         """The session's rendering (:func:`.store.render_session`): what watermarks are over."""
         import io

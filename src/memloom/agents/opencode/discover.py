@@ -69,7 +69,7 @@ def _sessions(
     found: list[store.SessionInfo] = []
     ids: set[str] = set()
     for db in stores:
-        if not db.exists():
+        if not db.exists() or not discovery.Fence(db.absolute().parent, out).admits(db):
             continue
         try:
             sessions = store.list_sessions(db)
@@ -80,7 +80,10 @@ def _sessions(
         found += sessions
         ids.update(s.id for s in sessions)
     for folder in legacy:
-        for info in store.legacy_sessions(folder):
+        fence = discovery.Fence(folder, out)
+        if fence.refused():
+            continue
+        for info in store.legacy_sessions(folder, fence.admits):
             if info.id in ids:
                 out.skip("sidecars", info.source)  # migrated into the store: read there
                 continue
@@ -158,6 +161,8 @@ def discover_paths(paths: Sequence[Path], *, project: str | None = None) -> Disc
     def consider(path: Path, named: bool) -> None:
         db, sid = store.split_path(path)
         if sid is not None:
+            if not discovery.Fence(db.absolute().parent, out).admits(db):
+                return
             try:
                 match = [s for s in store.list_sessions(db) if s.id == sid]
             except OSError as exc:

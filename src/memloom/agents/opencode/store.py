@@ -34,11 +34,13 @@ import shutil
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+from memloom.agents.files import UnsafeFile, file_problem, open_regular
 
 __all__ = [
     "SEP",
@@ -141,9 +143,18 @@ def _open(db: Path) -> sqlite3.Connection:
 
 @contextlib.contextmanager
 def connect(db: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to the store ``db``; :class:`StoreUnreadable` if there is none."""
+    """A read-only connection to the store ``db``; :class:`StoreUnreadable` if there is none,
+    :class:`~memloom.agents.files.UnsafeFile` if it (or its WAL) belongs to another user
+    or others can write it (SQLite opens the path itself: checked just before)."""
     if not os.path.isfile(db):
         raise StoreUnreadable(db, "unreadable", "no such file")
+    for part in (os.fspath(db), f"{db}-wal"):
+        try:
+            problem = file_problem(os.stat(part))
+        except FileNotFoundError:
+            continue  # no WAL
+        if problem is not None:
+            raise UnsafeFile(part, problem)
     snapshot: str | None = None
     try:
         try:
@@ -177,7 +188,7 @@ def connect(db: Path) -> Iterator[sqlite3.Connection]:
 def is_store(path: Path) -> bool:
     """Whether ``path`` is an OpenCode (or Kilo Code) store: SQLite, with its tables."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                 return False
         with connect(path):
@@ -251,7 +262,7 @@ def is_legacy_session(path: Path) -> bool:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # never another user's file, never a FIFO
             return _json(fh.read())
     except OSError:
         return {}
@@ -274,10 +285,22 @@ def legacy_info(path: Path) -> SessionInfo | None:
     return SessionInfo(doc["id"], str(doc.get("directory") or ""), parent, latest, path)
 
 
-def legacy_sessions(storage: Path) -> list[SessionInfo]:
-    """The sessions of a ``storage/`` folder (none when it does not exist)."""
-    found = (legacy_info(p) for p in sorted((storage / "session").glob("*/*.json")))
+def legacy_sessions(
+    storage: Path, admits: Callable[[Path], bool] = lambda _: True
+) -> list[SessionInfo]:
+    """The sessions of a ``storage/`` folder (none when it does not exist); a file
+    ``admits`` refuses is never opened."""
+    files = sorted((storage / "session").glob("*/*.json"))
+    found = (legacy_info(p) for p in files if admits(p))
     return [info for info in found if info is not None]
+
+
+def _within(storage: Path) -> Callable[[Path], bool]:
+    """Whether a file's real path stays in ``storage`` (a symlink out is never read)."""
+    from memloom.agents.discovery import inside
+
+    real = os.path.realpath(storage)
+    return lambda p: inside(os.path.realpath(p), real)
 
 
 def _legacy_messages(path: Path) -> tuple[str, list[Message]]:
@@ -285,13 +308,18 @@ def _legacy_messages(path: Path) -> tuple[str, list[Message]]:
     if not doc:
         raise StoreUnreadable(path, "unreadable", "not a session file")
     storage = path.parent.parent.parent
+    stays = _within(storage)
     msgs = []
     for mpath in sorted((storage / "message" / path.stem).glob("*.json")):
+        if not stays(mpath):
+            continue
         data = _read_json(mpath)
         mid = data.get("id") if isinstance(data.get("id"), str) else mpath.stem
         created = data.get("time", {}).get("created") if isinstance(data.get("time"), dict) else 0
         msg = Message(mid, int(created or 0), data)
         for ppath in sorted((storage / "part" / mid).glob("*.json")):
+            if not stays(ppath):
+                continue
             part = _read_json(ppath)
             msg.parts.append(
                 (part.get("id") if isinstance(part.get("id"), str) else ppath.stem, part)
@@ -375,7 +403,8 @@ def _stamp(store: Path) -> tuple[Any, ...]:
     for suffix in ("", "-wal"):
         try:
             st = os.stat(f"{store}{suffix}")
-            out += [st.st_size, st.st_mtime_ns, st.st_ino]
+            # owner and mode too: a store given away or opened to others is read (refused) again
+            out += [st.st_size, st.st_mtime_ns, st.st_ino, st.st_uid, st.st_mode]
         except OSError:
             out += [None]
     return tuple(out)

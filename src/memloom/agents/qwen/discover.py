@@ -84,7 +84,11 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
     out = Discovery()
     pick = discovery.Selection(**rules)
     candidates: list[SessionFile] = []
-    for pd in discovery.scan_sorted(_projects(projects_dir().parent if root is None else root)):
+    projects = _projects(projects_dir().parent if root is None else root)
+    fence = discovery.Fence(projects, out)
+    if fence.refused():
+        return out
+    for pd in discovery.scan_sorted(projects):
         if not pd.is_dir():
             out.skip("not_transcripts", pd.path)
             continue
@@ -98,7 +102,7 @@ def discover(root: Path | None = None, **rules: Unpack[discovery.Rules]) -> Disc
             if not e.name.endswith(".jsonl"):
                 out.skip("sidecars" if _is_sidecar(e.name) else "not_transcripts", e.path)
                 continue
-            st = discovery.regular_stat(e, out)
+            st = fence.regular_stat(e)
             if st is None:
                 continue
             sf = _keep(Path(e.path), st, pd.name, pick.needle, out)

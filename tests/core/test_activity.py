@@ -1,0 +1,134 @@
+"""``/v1/memories/{id}/context`` (``Activity.memory_context``) never serves more than
+the ledger read, from a file that is still in the agent's folder, capped in bytes.
+
+Attacks tried: lines appended after the import, a provenance row no import wrote
+(a backup restored), a session file swapped for a symlink to a secret outside the
+folder, neighbours far larger than a page."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import memloom
+from memloom.core.activity import CONTEXT_ROW_BYTES
+from memloom.store.base import ProvenanceRow
+
+CWD = "/home/dev/acme"
+
+
+def record(role: str, text: str) -> str:
+    return json.dumps(
+        {
+            "type": role,
+            "uuid": str(uuid.uuid4()),
+            "sessionId": "s1",
+            "cwd": CWD,
+            "timestamp": "2026-01-02T03:04:05Z",
+            "message": {"role": role, "content": text},
+        }
+    )
+
+
+def write(path: Path, turns: list[tuple[str, str]], mode: str = "w") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open(mode, encoding="utf-8") as fh:
+        for role, text in turns:
+            fh.write(record(role, text) + "\n")
+    then = time.time() - 3600
+    os.utime(path, (then, then))
+
+
+@pytest.fixture
+def claude(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def m(tmp_path):
+    engine = memloom.open(home=str(tmp_path / "home"))
+    yield engine
+    engine.close()
+
+
+def imported(
+    m, claude: Path, turns: list[tuple[str, str]], word: str = "staging"
+) -> tuple[Path, str]:
+    path = claude / "projects" / "-home-dev-acme" / f"{uuid.uuid4()}.jsonl"
+    write(path, turns)
+    report = m.import_sessions([path])
+    assert report.saved >= 1, report.model_dump()
+    memory = next(r for r in m.list({"limit": 10}).memories if word in r.text)
+    return path, memory.id
+
+
+TURNS = [
+    ("user", "hello"),
+    ("assistant", "Hi."),
+    ("user", "REMEMBER: staging listens on port 5433"),
+    ("assistant", "Noted."),
+]
+
+
+def test_lines_appended_after_the_import_are_not_served(m, claude):
+    path, mid = imported(m, claude, TURNS)
+    write(path, [("user", "appended after the import: password hunter2")], mode="a")
+    (entry,) = m.memory_context(mid, around=50)["provenance"]
+    assert entry["withheld"] is None and entry["lines"], entry
+    assert max(line["end_line"] for line in entry["lines"]) <= len(TURNS)
+    assert not any("appended" in line["text"] for line in entry["lines"])
+
+
+def test_a_provenance_row_no_import_wrote_serves_nothing(m, claude):
+    secret = claude / "projects" / "-home-dev-acme" / f"{uuid.uuid4()}.jsonl"
+    write(secret, [("user", "machine h login u password hunter2")])
+    saved = m.save({"text": "deploys go through ArgoCD", "project": CWD})
+    m.add_provenance(
+        ProvenanceRow(
+            memory_id=saved.id,
+            session_id="s1",
+            path=str(secret),
+            project=CWD,
+            start_line=1,
+            end_line=1,
+            excerpt=None,
+            agent="claude-code",
+        )
+    )
+    (entry,) = m.memory_context(saved.id, around=50)["provenance"]
+    assert entry["exists"] and entry["lines"] == [] and entry["withheld"] == "not_imported"
+
+
+def test_a_session_swapped_for_a_symlink_out_of_the_folder_serves_nothing(m, claude, tmp_path):
+    path, mid = imported(m, claude, TURNS)
+    netrc = tmp_path / "dotfiles" / "netrc.jsonl"
+    write(netrc, [("user", "machine h login u password hunter2")] * len(TURNS))
+    path.unlink()
+    path.symlink_to(netrc)
+    (entry,) = m.memory_context(mid, around=50)["provenance"]
+    assert entry["lines"] == [] and entry["withheld"] == "outside", entry
+    path.unlink()
+    write(path, TURNS)
+    os.chmod(path, 0o666)  # rewritten by someone else: every user can write it
+    (entry,) = m.memory_context(mid, around=50)["provenance"]
+    assert entry["lines"] == [] and entry["withheld"] == "world_writable", entry
+
+
+def test_neighbours_are_capped_in_bytes(m, claude):
+    big = "x" * (CONTEXT_ROW_BYTES // 2)
+    turns = [("user", big), ("assistant", big), *TURNS, ("assistant", big), ("user", big)]
+    _path, mid = imported(m, claude, turns)
+    (entry,) = m.memory_context(mid, around=50)["provenance"]
+    served = sum(len(line["text"].encode()) for line in entry["lines"])
+    assert entry["truncated"] is True and served <= CONTEXT_ROW_BYTES, served
+    other = [*TURNS[:2], ("user", "REMEMBER: invoices are archived in bucket ledger-seven")]
+    _small_path, small = imported(m, claude, [*other, TURNS[3]], "invoices")
+    (whole,) = m.memory_context(small, around=50)["provenance"]
+    assert whole["truncated"] is False and len(whole["lines"]) == len(TURNS)
