@@ -104,7 +104,11 @@ class _Pending:
     terms: dict[str, int] = field(default_factory=dict)
     docs: int = 0
     tokens: int = 0
+    #: Rows per owner; documents per (owner, term) and tokens per owner: a principal's
+    #: BM25 statistics are the sum over the owners it may read.
     owners: dict[str, int] = field(default_factory=dict)
+    owner_terms: dict[tuple[str, str], int] = field(default_factory=dict)
+    owner_tokens: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -363,15 +367,19 @@ class PostgresStore(SQLStore):
 
     # ------------------------------------------------------------ keyword statistics
 
-    def _count_terms(self, docs: Sequence[tuple[dict[str, int], int]], sign: int) -> None:
-        """Add (sign=1) or remove (sign=-1) documents from the BM25 statistics: noted in
-        the transaction, written once at its end (see :meth:`_flush`)."""
+    def _count_terms(self, docs: Sequence[tuple[str, dict[str, int], int]], sign: int) -> None:
+        """Add (sign=1) or remove (sign=-1) ``(owner, term counts, length)`` documents from
+        the BM25 statistics, the store's and their owners': noted in the transaction,
+        written once at its end (see :meth:`_flush`)."""
         pending = self._core.local.pending
-        for counts, length in docs:
+        for owner, counts, length in docs:
             for term in counts:
                 pending.terms[term] = pending.terms.get(term, 0) + sign
+                key = (owner, term)
+                pending.owner_terms[key] = pending.owner_terms.get(key, 0) + sign
             pending.docs += sign
             pending.tokens += sign * length
+            pending.owner_tokens[owner] = pending.owner_tokens.get(owner, 0) + sign * length
 
     def _count_rows(self, owner: str, delta: int) -> None:
         owners = self._core.local.pending.owners
@@ -397,14 +405,42 @@ class PostgresStore(SQLStore):
                 "ELSE %s END)::text WHERE key IN ('kw_docs', 'kw_tokens')",
                 (pending.docs, pending.tokens),
             )
-        owners = sorted(o for o, d in pending.owners.items() if d)
+        keys = sorted(k for k, d in pending.owner_terms.items() if d)
+        if keys:
+            conn.execute(
+                "INSERT INTO owner_term_stats (owner, term, docs) "
+                "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) "
+                "ON CONFLICT (owner, term) DO UPDATE SET docs = owner_term_stats.docs "
+                "+ excluded.docs",
+                (
+                    [k[0] for k in keys],
+                    [k[1] for k in keys],
+                    [pending.owner_terms[k] for k in keys],
+                ),
+            )
+            gone_keys = [k for k in keys if pending.owner_terms[k] < 0]
+            if gone_keys:
+                conn.execute(
+                    "DELETE FROM owner_term_stats WHERE (owner, term) IN "
+                    "(SELECT * FROM unnest(%s::text[], %s::text[])) AND docs <= 0",
+                    ([k[0] for k in gone_keys], [k[1] for k in gone_keys]),
+                )
+        owners = sorted(
+            o
+            for o in {*pending.owners, *pending.owner_tokens}
+            if pending.owners.get(o) or pending.owner_tokens.get(o)
+        )
         if owners:
             conn.execute(
-                "INSERT INTO owner_counts (owner, memories) "
-                "SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                "INSERT INTO owner_counts (owner, memories, tokens) "
+                "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) "
                 "ON CONFLICT (owner) DO UPDATE SET memories = owner_counts.memories "
-                "+ excluded.memories",
-                (owners, [pending.owners[o] for o in owners]),
+                "+ excluded.memories, tokens = owner_counts.tokens + excluded.tokens",
+                (
+                    owners,
+                    [pending.owners.get(o, 0) for o in owners],
+                    [pending.owner_tokens.get(o, 0) for o in owners],
+                ),
             )
 
     # ------------------------------------------------------------ memories
@@ -466,7 +502,7 @@ class PostgresStore(SQLStore):
                     for r, d in zip(rows, docs, strict=True)
                 ],
             )
-        self._count_terms([(d.counts, d.length) for d in docs], 1)
+        self._count_terms([(self.owner, d.counts, d.length) for d in docs], 1)
         self._count_rows(self.owner, len(rows))
 
     def update(self, memory_id: str, **fields: Any) -> None:
@@ -481,7 +517,8 @@ class PostgresStore(SQLStore):
         old = None
         if "text" in fields:
             old = conn.execute(
-                f"SELECT term_counts, doc_len FROM memories WHERE id = %s AND {where} FOR UPDATE",
+                f"SELECT term_counts, doc_len, owner FROM memories WHERE id = %s AND {where} "
+                "FOR UPDATE",
                 [memory_id, *params],
             ).fetchone()
             if old is None:
@@ -508,8 +545,8 @@ class PostgresStore(SQLStore):
             [*values.values(), memory_id, *params],
         ).fetchone()
         if found is not None and doc is not None and old is not None:
-            self._count_terms([(dict(old[0]), int(old[1]))], -1)
-            self._count_terms([(doc.counts, doc.length)], 1)
+            self._count_terms([(old[2], dict(old[0]), int(old[1]))], -1)
+            self._count_terms([(old[2], doc.counts, doc.length)], 1)
 
     def touch(self, memory_ids: Sequence[str], at: float) -> None:
         """Recency bookkeeping after a recall: a HOT update (no index covers these
@@ -566,7 +603,7 @@ class PostgresStore(SQLStore):
                 "DELETE FROM conflicts WHERE new_id = ANY(%s) OR existing_id = ANY(%s)",
                 (ids, ids),
             )
-            self._count_terms([(dict(r[1]), int(r[2])) for r in gone], -1)
+            self._count_terms([(r[3], dict(r[1]), int(r[2])) for r in gone], -1)
             for r in gone:
                 self._count_rows(r[3], -1)
         return len(ids)
@@ -700,12 +737,7 @@ class PostgresStore(SQLStore):
             return []
         distinct = sorted(set(stems))
         with self._conn() as conn:
-            df = dict(
-                conn.execute(
-                    "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (distinct,)
-                ).fetchall()
-            )
-            n_docs, n_tokens = self._corpus_size(conn)
+            df, n_docs, n_tokens = self._keyword_stats(conn, distinct)
             if n_docs <= 0:
                 return []
             idf = []
@@ -737,24 +769,43 @@ class PostgresStore(SQLStore):
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
-    @staticmethod
-    def _corpus_size(conn: psycopg.Connection[Any]) -> tuple[int, int]:
-        rows = dict(
-            conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('kw_docs', 'kw_tokens')"
+    def _keyword_stats(
+        self, conn: psycopg.Connection[Any], stems: Sequence[str]
+    ) -> tuple[dict[str, int], int, int]:
+        """BM25's statistics: documents holding each stem, documents, tokens. Counted
+        over the rows the principal may read (the sum over its owners' counts: one
+        index lookup per owner and stem, never a scan), so no other owner's writes
+        move its scores; the unscoped store's are the whole table's, as in SQLite."""
+        if self.principal is None:
+            rows = conn.execute(
+                "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (list(stems),)
             ).fetchall()
-        )
-        return int(rows.get("kw_docs", 0)), int(rows.get("kw_tokens", 0))
+            sizes = dict(
+                conn.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('kw_docs', 'kw_tokens')"
+                ).fetchall()
+            )
+            n_docs, n_tokens = int(sizes.get("kw_docs", 0)), int(sizes.get("kw_tokens", 0))
+        else:
+            readable = sorted(self.principal.readable)
+            rows = conn.execute(
+                "SELECT term, SUM(docs) FROM owner_term_stats "
+                "WHERE owner = ANY(%s) AND term = ANY(%s) GROUP BY term",
+                (readable, list(stems)),
+            ).fetchall()
+            n_docs, n_tokens = conn.execute(
+                "SELECT COALESCE(SUM(memories), 0), COALESCE(SUM(tokens), 0) "
+                "FROM owner_counts WHERE owner = ANY(%s)",
+                (readable,),
+            ).fetchone()
+        return {r[0]: int(r[1]) for r in rows if int(r[1]) > 0}, int(n_docs), int(n_tokens)
 
     def document_frequencies(self, stems: Sequence[str]) -> tuple[dict[str, int], int]:
         if not stems:
             return {}, 0
         with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (list(stems),)
-            ).fetchall()
-            n_docs, _ = self._corpus_size(conn)
-        return {r[0]: int(r[1]) for r in rows}, n_docs
+            df, n_docs, _ = self._keyword_stats(conn, stems)
+        return df, n_docs
 
     def embeddings_for(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not memory_ids:
