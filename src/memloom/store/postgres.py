@@ -40,6 +40,7 @@ from memloom.store.base import (
 )
 from memloom.store.dialect import PostgresDialect
 from memloom.store.fts_terms import DocTerms, analyse, analyse_many, query_stems
+from memloom.store.pg_stats import PendingStats, keyword_stats
 from memloom.store.pg_vectors import (
     EF_RECHECK,
     EF_SEARCH,
@@ -95,20 +96,6 @@ DIALECT = PostgresDialect(encode_json=Jsonb, encode_vector=_vec, decode_vector=_
 
 def _tsquery(stems: Sequence[str]) -> str:
     return " | ".join("'" + s.replace("\\", "\\\\").replace("'", "''") + "'" for s in stems)
-
-
-@dataclass
-class _Pending:
-    """Statistics a write transaction changes, written once when it ends."""
-
-    terms: dict[str, int] = field(default_factory=dict)
-    docs: int = 0
-    tokens: int = 0
-    #: Rows per owner; documents per (owner, term) and tokens per owner: a principal's
-    #: BM25 statistics are the sum over the owners it may read.
-    owners: dict[str, int] = field(default_factory=dict)
-    owner_terms: dict[tuple[str, str], int] = field(default_factory=dict)
-    owner_tokens: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -261,11 +248,11 @@ class PostgresStore(SQLStore):
             return
         with self._pooled() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            local.conn, local.depth, local.pending = conn, 1, _Pending()
+            local.conn, local.depth, local.pending = conn, 1, PendingStats()
             dimension = self._core.dimension
             try:
                 yield
-                self._flush(conn, local.pending)
+                local.pending.flush(conn)
             except BaseException:
                 self._core.dimension = dimension  # a rolled-back first insert sets none
                 raise
@@ -300,6 +287,10 @@ class PostgresStore(SQLStore):
 
     def _owner_insert(self) -> tuple[list[str], list[Any]]:
         return ["owner"], [self.owner]
+
+    def _readable_owners(self) -> list[str] | None:
+        """The owners whose rows the principal reads; None: every owner's."""
+        return None if self.principal is None else sorted(self.principal.readable)
 
     def _readable(self, alias: str = "m") -> tuple[str, list[Any]]:
         conditions, params = self._readable_sql(alias)
@@ -368,80 +359,12 @@ class PostgresStore(SQLStore):
     # ------------------------------------------------------------ keyword statistics
 
     def _count_terms(self, docs: Sequence[tuple[str, dict[str, int], int]], sign: int) -> None:
-        """Add (sign=1) or remove (sign=-1) ``(owner, term counts, length)`` documents from
-        the BM25 statistics, the store's and their owners': noted in the transaction,
-        written once at its end (see :meth:`_flush`)."""
-        pending = self._core.local.pending
-        for owner, counts, length in docs:
-            for term in counts:
-                pending.terms[term] = pending.terms.get(term, 0) + sign
-                key = (owner, term)
-                pending.owner_terms[key] = pending.owner_terms.get(key, 0) + sign
-            pending.docs += sign
-            pending.tokens += sign * length
-            pending.owner_tokens[owner] = pending.owner_tokens.get(owner, 0) + sign * length
+        """Add (sign=1) or remove (sign=-1) ``(owner, term counts, length)`` documents
+        from the BM25 statistics, written once when the transaction ends."""
+        self._core.local.pending.count_terms(docs, sign)
 
     def _count_rows(self, owner: str, delta: int) -> None:
-        owners = self._core.local.pending.owners
-        owners[owner] = owners.get(owner, 0) + delta
-
-    @staticmethod
-    def _flush(conn: psycopg.Connection[Any], pending: _Pending) -> None:
-        """Write a transaction's statistics in a few statements, just before it commits."""
-        terms = sorted(t for t, d in pending.terms.items() if d)
-        if terms:
-            conn.execute(
-                "INSERT INTO term_stats (term, docs) "
-                "SELECT * FROM unnest(%s::text[], %s::bigint[]) "
-                "ON CONFLICT (term) DO UPDATE SET docs = term_stats.docs + excluded.docs",
-                (terms, [pending.terms[t] for t in terms]),
-            )
-            gone = [t for t in terms if pending.terms[t] < 0]
-            if gone:
-                conn.execute("DELETE FROM term_stats WHERE term = ANY(%s) AND docs <= 0", (gone,))
-        if pending.docs or pending.tokens:
-            conn.execute(
-                "UPDATE meta SET value = (value::bigint + CASE key WHEN 'kw_docs' THEN %s "
-                "ELSE %s END)::text WHERE key IN ('kw_docs', 'kw_tokens')",
-                (pending.docs, pending.tokens),
-            )
-        keys = sorted(k for k, d in pending.owner_terms.items() if d)
-        if keys:
-            conn.execute(
-                "INSERT INTO owner_term_stats (owner, term, docs) "
-                "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) "
-                "ON CONFLICT (owner, term) DO UPDATE SET docs = owner_term_stats.docs "
-                "+ excluded.docs",
-                (
-                    [k[0] for k in keys],
-                    [k[1] for k in keys],
-                    [pending.owner_terms[k] for k in keys],
-                ),
-            )
-            gone_keys = [k for k in keys if pending.owner_terms[k] < 0]
-            if gone_keys:
-                conn.execute(
-                    "DELETE FROM owner_term_stats WHERE (owner, term) IN "
-                    "(SELECT * FROM unnest(%s::text[], %s::text[])) AND docs <= 0",
-                    ([k[0] for k in gone_keys], [k[1] for k in gone_keys]),
-                )
-        owners = sorted(
-            o
-            for o in {*pending.owners, *pending.owner_tokens}
-            if pending.owners.get(o) or pending.owner_tokens.get(o)
-        )
-        if owners:
-            conn.execute(
-                "INSERT INTO owner_counts (owner, memories, tokens) "
-                "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) "
-                "ON CONFLICT (owner) DO UPDATE SET memories = owner_counts.memories "
-                "+ excluded.memories, tokens = owner_counts.tokens + excluded.tokens",
-                (
-                    owners,
-                    [pending.owners.get(o, 0) for o in owners],
-                    [pending.owner_tokens.get(o, 0) for o in owners],
-                ),
-            )
+        self._core.local.pending.count_rows(owner, delta)
 
     # ------------------------------------------------------------ memories
 
@@ -737,7 +660,7 @@ class PostgresStore(SQLStore):
             return []
         distinct = sorted(set(stems))
         with self._conn() as conn:
-            df, n_docs, n_tokens = self._keyword_stats(conn, distinct)
+            df, n_docs, n_tokens = keyword_stats(conn, self._readable_owners(), distinct)
             if n_docs <= 0:
                 return []
             idf = []
@@ -769,42 +692,11 @@ class PostgresStore(SQLStore):
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
-    def _keyword_stats(
-        self, conn: psycopg.Connection[Any], stems: Sequence[str]
-    ) -> tuple[dict[str, int], int, int]:
-        """BM25's statistics: documents holding each stem, documents, tokens. Counted
-        over the rows the principal may read (the sum over its owners' counts: one
-        index lookup per owner and stem, never a scan), so no other owner's writes
-        move its scores; the unscoped store's are the whole table's, as in SQLite."""
-        if self.principal is None:
-            rows = conn.execute(
-                "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (list(stems),)
-            ).fetchall()
-            sizes = dict(
-                conn.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('kw_docs', 'kw_tokens')"
-                ).fetchall()
-            )
-            n_docs, n_tokens = int(sizes.get("kw_docs", 0)), int(sizes.get("kw_tokens", 0))
-        else:
-            readable = sorted(self.principal.readable)
-            rows = conn.execute(
-                "SELECT term, SUM(docs) FROM owner_term_stats "
-                "WHERE owner = ANY(%s) AND term = ANY(%s) GROUP BY term",
-                (readable, list(stems)),
-            ).fetchall()
-            n_docs, n_tokens = conn.execute(
-                "SELECT COALESCE(SUM(memories), 0), COALESCE(SUM(tokens), 0) "
-                "FROM owner_counts WHERE owner = ANY(%s)",
-                (readable,),
-            ).fetchone()
-        return {r[0]: int(r[1]) for r in rows if int(r[1]) > 0}, int(n_docs), int(n_tokens)
-
     def document_frequencies(self, stems: Sequence[str]) -> tuple[dict[str, int], int]:
         if not stems:
             return {}, 0
         with self._conn() as conn:
-            df, n_docs, _ = self._keyword_stats(conn, stems)
+            df, n_docs, _ = keyword_stats(conn, self._readable_owners(), stems)
         return df, n_docs
 
     def embeddings_for(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
