@@ -9,7 +9,7 @@ class wires them to one store, embedder and lock, and keeps the public surface.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -332,9 +332,15 @@ class Memloom:
         """Undo a resolution: both memories return to how they were; the conflict is pending."""
         return self._conflicts.revert(conflict_id)
 
-    def auto_resolve(self, progress: Any = None, limit: int = 500) -> dict[str, Any]:
-        """Run the judge over pending conflicts; decisive verdicts are applied (revertable)."""
-        return self._conflicts.auto_resolve(progress, limit)
+    def auto_resolve(
+        self,
+        progress: Any = None,
+        limit: int = 500,
+        allow_call: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """Run the judge over pending conflicts; decisive verdicts are applied (revertable).
+        ``allow_call``, asked before each judge call, caps a run (the daily budget)."""
+        return self._conflicts.auto_resolve(progress, limit, allow_call)
 
     # ------------------------------------------------------------ for the shells
     # What CLI, server and capture need from the store, so they need not reach `.backend`.

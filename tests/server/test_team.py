@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -19,8 +20,8 @@ from tests.server.conftest import Daemon, db_env, start_daemon, stop
 DIM = 128
 
 
-def cli(home: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMLOOM_HOME": str(home), "MEMLOOM_DATABASE_URL": url}
+def cli(home: Path, url: str, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMLOOM_HOME": str(home), "MEMLOOM_DATABASE_URL": url, **extra}
     return subprocess.run(
         [sys.executable, "-m", "memloom.cli", *args],
         env=env,
@@ -170,3 +171,196 @@ def test_concurrent_load_on_two_servers_loses_and_duplicates_nothing(team):
         assert sorted(m["text"] for m in memories["memories"]) == sorted(texts)
         stats = api.get("/v1/memory/stats").json()
         assert stats["total_memories"] == n
+
+
+# ---------------------------------------------------------------- least privilege (issue 33)
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude-code-session"
+SERVER_TOKEN = "server-own-token-for-the-host"
+
+
+@pytest.fixture
+def host(tmp_path: Path, pg_url: str) -> Iterator[dict]:
+    """One server on the shared store with its own token (the host's user) and a
+    session of the host's in its Claude Code folder; API tokens for alice (who reads
+    the team scope), bob and the team."""
+    admin_home = tmp_path / "admin"
+    tokens = {
+        "alice": create_token(admin_home, pg_url, "alice", "team"),
+        "bob": create_token(admin_home, pg_url, "bob"),
+        "team": create_token(admin_home, pg_url, "team"),
+    }
+    home, claude = tmp_path / "host" / "home", tmp_path / "host" / "claude"
+    project = claude / "projects" / "-home-host-secret-project"
+    project.mkdir(parents=True)
+    session = project / "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
+    shutil.copy(EXAMPLE / session.name, session)
+    server = start_daemon(home, claude, env={**db_env(pg_url), "MEMLOOM_API_TOKEN": SERVER_TOKEN})
+    try:
+        yield {"url": pg_url, "tokens": tokens, "server": server, "session": session}
+    finally:
+        stop(server)
+
+
+def ndjson(res: httpx.Response) -> list[dict]:
+    return [json.loads(line) for line in res.iter_lines() if line]
+
+
+def import_as_server(server: Daemon, session: Path) -> dict:
+    body = {"paths": [str(session)]}
+    with (
+        server.client(SERVER_TOKEN) as api,
+        api.stream("POST", "/v1/import/sessions", json=body) as res,
+    ):
+        assert res.status_code == 200
+        events = ndjson(res)
+    assert events[-1]["event"] == "done", events[-1]
+    return events[-1]["report"]
+
+
+def test_only_the_server_token_imports_queues_or_runs_the_judge(host):
+    """An owner token could distil the server host's own sessions into its memories
+    (then read their raw lines), queue them, and spend the host's LLM calls."""
+    server, session = host["server"], host["session"]
+    notify = {"transcript_path": str(session), "session_id": session.stem, "reason": "exit"}
+    calls = [
+        ("/v1/import/sessions", {"paths": [str(session)]}),
+        ("/v1/import/sessions", {}),
+        ("/v1/capture/notify", notify),
+        ("/v1/conflicts/auto", {}),
+    ]
+    for owner in ("alice", "bob", "team"):
+        with client(server, host["tokens"][owner]) as api:
+            for route, body in calls:
+                res = api.post(route, json=body)
+                assert res.status_code == 403, (owner, route, res.text)
+                error = res.json()["error"]
+                assert "server's own token" in error and repr(owner) in error, error
+            assert api.get("/v1/memories").json()["total"] == 0  # nothing distilled for them
+    with server.client(SERVER_TOKEN) as api:
+        assert api.get("/v1/status").json()["imports"]["sessions"] == 0  # nothing ran
+        activity = api.get("/v1/activity").json()
+        assert activity["capture"]["queued"] == 0  # nothing queued
+        # the server's own token does all three
+        queued = api.post("/v1/capture/notify", json=notify)
+        assert queued.status_code == 202 and queued.json()["queued"] is True
+        with api.stream("POST", "/v1/conflicts/auto", json={}) as res:
+            assert res.status_code == 200 and ndjson(res)[-1]["event"] == "done"
+    report = import_as_server(server, session)
+    assert report["sessions"] == 1 and report["saved"] >= 1
+
+
+def test_activity_and_status_show_a_token_only_its_own(host):
+    """Activity named the host's hook settings, each agent's settings file and its
+    recent sessions; status its database and daemon. A token sees its own."""
+    server, session = host["server"], host["session"]
+    import_as_server(server, session)  # the host's ledger now names its session
+    with client(server, host["tokens"]["alice"]) as api:
+        mine = api.post("/v1/memories", json={"text": "alice keeps her notes in org-mode"})
+        assert mine.status_code == 201
+        activity = api.get("/v1/activity")
+        status = api.get("/v1/status")
+    for res in (activity, status):
+        assert res.status_code == 200
+        text = res.text
+        for secret in (str(server.home), str(server.claude), session.stem, host["url"]):
+            assert secret not in text, (res.url, secret)
+        port = host["url"].rsplit(":", 1)[1].split("/")[0]
+        assert f":{port}" not in text
+    doc = activity.json()
+    for key in ("hooks", "agents", "scope", "capture", "budget", "llm"):
+        assert key not in doc, key
+    assert doc["recent_sessions"] == [] and doc["imports"]["sessions"] == 0
+    assert sum(doc["by_type"].values()) == 1  # her memory, counted
+    assert doc["embedder"]
+    st = status.json()
+    assert st["daemon"] is None and st["llm"] is None and "database" not in st["store"]
+    assert st["store"]["total_memories"] == 1 and st["imports"]["sessions"] == 0
+    assert st["version"]
+    # the server's own token keeps the full view
+    with server.client(SERVER_TOKEN) as api:
+        full = api.get("/v1/activity").json()
+        st = api.get("/v1/status").json()
+    assert {"hooks", "agents", "scope", "capture", "budget", "llm"} <= set(full)
+    assert [r["path"] for r in full["recent_sessions"]] == [str(session)]
+    assert str(server.claude) in json.dumps(full["agents"])
+    assert st["daemon"]["pid"] == server.process.pid and "database" in st["store"]
+    assert st["imports"]["sessions"] == 1
+
+
+def test_transcript_lines_are_served_to_the_server_token_only(host, tmp_path):
+    """``/context`` read ±50 lines of the server's disk for any token. A transcript
+    path names a file of the machine that imported it, the server user's here, so an
+    owner token gets where a memory came from, never the lines: for its own memories
+    (imported from its terminal) and for the team scope's it reads."""
+    server, session, url = host["server"], host["session"], host["url"]
+    import_as_server(server, session)
+    for owner in ("alice", "team"):  # each imports the session as its own, at a terminal
+        done = cli(
+            tmp_path / owner,
+            url,
+            "import",
+            "sessions",
+            "--path",
+            str(session),
+            "--json",
+            MEMLOOM_OWNER=owner,
+            MEMLOOM_LLM="offline",
+            CLAUDE_CONFIG_DIR=str(server.claude),
+        )
+        assert done.returncode == 0, done.stderr
+    with client(server, host["tokens"]["alice"]) as api:
+        memories = api.get("/v1/memories", params={"limit": 1000}).json()["memories"]
+        owners_seen = 0
+        for memory in memories:
+            doc = api.get(f"/v1/memories/{memory['id']}").json()
+            ctx = api.get(f"/v1/memories/{memory['id']}/context", params={"around": 50})
+            assert ctx.status_code == 200
+            entries = ctx.json()["provenance"]
+            assert len(entries) == len(doc["provenance"]) >= 1
+            for entry in entries:
+                assert entry["lines"] == [] and entry["exists"] is False
+                assert "server's own token" in entry["withheld"]
+            owners_seen += 1
+        assert owners_seen >= 2
+        # bob's token cannot read alice's memories at all, nor their context
+        mid = memories[0]["id"]
+    with client(server, host["tokens"]["bob"]) as api:
+        assert api.get(f"/v1/memories/{mid}/context").status_code == 404
+    with server.client(SERVER_TOKEN) as api:  # the host's user reads the lines
+        some = api.get("/v1/memories", params={"limit": 1}).json()["memories"][0]
+        entries = api.get(f"/v1/memories/{some['id']}/context").json()["provenance"]
+        assert any(e["exists"] and e["lines"] for e in entries)
+        assert all("withheld" not in e for e in entries)
+
+
+def test_another_owners_words_do_not_move_a_tokens_scores(host):
+    """The side channel: owner A's rows changed owner B's relevance for a word
+    (BM25 statistics were global), so B could tell which words A's memories hold."""
+    server = host["server"]
+    query = {"query": "staging postgres kubernetes", "recency_weight": 0, "max_results": 5}
+
+    def alice_scores() -> list[tuple[str, float]]:
+        with client(server, host["tokens"]["alice"]) as api:
+            found = api.post("/v1/memory/recall", json=query).json()["memories"]
+        return [(m["id"], m["relevance"]) for m in found]
+
+    with client(server, host["tokens"]["alice"]) as api:
+        api.post("/v1/memories", json={"text": "the staging database runs postgres 16"})
+        api.post("/v1/memories", json={"text": "staging deploys go through the release bot"})
+    before = alice_scores()
+    assert len(before) == 2
+    with client(server, host["tokens"]["bob"]) as api:
+        ids = api.post(
+            "/v1/memory/store",
+            json={
+                "entries": [
+                    {"text": f"kubernetes cluster {i} hosts the postgres operator {i * 7}"}
+                    for i in range(30)
+                ]
+            },
+        ).json()["ids"]
+        assert alice_scores() == before
+        gone = api.post("/v1/memory/forget", json={"ids": ids}).json()
+        assert gone["removed"] == len(set(ids))
+    assert alice_scores() == before

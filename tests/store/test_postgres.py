@@ -225,6 +225,72 @@ def test_owners_see_their_own_and_shared_rows_only(pg_url):
     root.close()
 
 
+def test_keyword_statistics_count_only_the_rows_a_principal_may_read(tmp_path, pg_url):
+    """The side channel of issue 33: owner A's writes moved owner B's BM25 scores
+    (documents per word, corpus size and length are BM25 inputs), so B could watch
+    which words A's memories hold. A principal's statistics are those of a store that
+    holds only the rows it may read; the unscoped store's stay the whole table's."""
+    texts = _texts(90)
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(len(texts), 8)).astype(np.float32)
+    root = PostgresStore(pg_url)
+    alice = root.scoped(Principal("alice", frozenset({"team"})))
+    bob = root.scoped(Principal("bob"))
+    team = root.scoped(Principal("team"))
+    readable = SQLiteStore(tmp_path / "alice.db")  # alice's and the team's rows alone
+    everything = SQLiteStore(tmp_path / "all.db")
+    owners = [alice, team, bob]
+    for i, (text, vec) in enumerate(zip(texts, vecs, strict=True)):
+        writer = owners[i % 3]
+        targets = [writer, everything] + ([readable] if writer is not bob else [])
+        for store in targets:
+            with store.transaction():
+                store.insert(_row(i, text, vec))
+    queries = [["test", "failing"], ["error", "the"], ["database", "migration"], ["file"]]
+    stems = ["test", "file", "error", "the", "zzzznothing"]
+
+    def scores(store):
+        return [store.keyword_search(q, 30, SearchFilter()) for q in queries]
+
+    def assert_same(got, want):
+        for g, w in zip(got, want, strict=True):
+            assert dict(g).keys() == dict(w).keys()
+            for mid, score in w:
+                assert dict(g)[mid] == pytest.approx(score, rel=1e-9)
+
+    assert alice.document_frequencies(stems) == readable.document_frequencies(stems)
+    assert_same(scores(alice), scores(readable))
+    assert root.document_frequencies(stems) == everything.document_frequencies(stems)
+    assert_same(scores(root), scores(everything))  # the unscoped store: unchanged
+    before = scores(alice), alice.document_frequencies(stems)
+    # bob adds rows full of alice's query words, rewrites one, forgets some: nothing moves
+    flood = [f"test failing error the database migration file {i}" for i in range(40)]
+    with bob.transaction():
+        for j, text in enumerate(flood):
+            bob.insert(_row(1000 + j, text, vecs[0]))
+        bob.update("m00002", text="the file test error, rewritten")
+    assert (scores(alice), alice.document_frequencies(stems)) == before
+    with bob.transaction():
+        assert bob.delete([f"m{1000 + j:05d}" for j in range(0, 40, 2)]) == 20
+    assert (scores(alice), alice.document_frequencies(stems)) == before
+    # the team scope alice reads does move her statistics, as its rows are hers to read
+    with team.transaction():
+        team.insert(_row(2000, "failing test in the team repository", vecs[1]))
+    with readable.transaction():
+        readable.insert(_row(2000, "failing test in the team repository", vecs[1]))
+    assert alice.document_frequencies(stems) == readable.document_frequencies(stems)
+    assert_same(scores(alice), scores(readable))
+    # and bob's own statistics count his rows only
+    bobs = SQLiteStore(tmp_path / "bob.db")
+    with bobs.transaction():
+        for row in bob.iter_all():
+            bobs.insert(row)
+    assert bob.document_frequencies(stems) == bobs.document_frequencies(stems)
+    assert_same(scores(bob), scores(bobs))
+    for store in (readable, everything, bobs, root):
+        store.close()
+
+
 def test_two_servers_storing_the_same_text_at_once_make_one_memory(pg_url, tmp_path):
     """Separate engines (own pools, own connections) racing on identical writes."""
     engines = [memloom.open(home=str(tmp_path / f"h{i}"), database_url=pg_url) for i in range(4)]
@@ -356,11 +422,13 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
         conn.execute(MIGRATIONS[0])
         conn.execute("CREATE TABLE memloom_schema (version INTEGER NOT NULL)")
         conn.execute("INSERT INTO memloom_schema VALUES (1)")
+        terms = ['{"alpha": 1}', '{"alpha": 2, "beta": 1}', '{"beta": 1}']
         for i, owner in enumerate(["alice", "alice", "bob"]):
             conn.execute(
                 "INSERT INTO memories (id, owner, root_id, text, content_hash, created_at, "
-                "asserted_at, last_referenced) VALUES (%s, %s, %s, 't', 'h', 0, 0, 0)",
-                (f"m{i}", owner, f"m{i}"),
+                "asserted_at, last_referenced, term_counts, doc_len) "
+                "VALUES (%s, %s, %s, 't', 'h', 0, 0, 0, %s, %s)",
+                (f"m{i}", owner, f"m{i}", terms[i], 2 + i),
             )
         for key in ("/home/a/.claude/projects/-x/1.jsonl", "codex:019a"):
             conn.execute(
@@ -369,10 +437,14 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 (key,),
             )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 5
+    assert store.schema_version == len(MIGRATIONS) == 6
     assert store.count() == 3
     alice = store.scoped(Principal("alice"))
     assert alice.count() == 2
+    # Keyword statistics per owner are counted from the rows there (migration 6).
+    assert alice.document_frequencies(["alpha", "beta"]) == ({"alpha": 2, "beta": 1}, 2)
+    bob = store.scoped(Principal("bob"))
+    assert bob.document_frequencies(["alpha", "beta"]) == ({"beta": 1}, 1)
     # Ledger rows written before agents were recorded are named by their key (migration 4).
     rows = alice.ledger_get_many(["/home/a/.claude/projects/-x/1.jsonl", "codex:019a"])
     assert sorted(r.agent for r in rows.values()) == ["claude-code", "codex"]

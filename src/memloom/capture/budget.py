@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 DEFAULT_DAILY_CAP = 200
@@ -29,6 +32,20 @@ def daily_cap(settings_raw: dict[str, Any] | None = None) -> int:
     return value
 
 
+@contextmanager
+def server_budget(home: Path, settings: Any) -> Iterator[Budget]:
+    """The daily budget an LLM run the server starts (an HTTP import, ``conflicts
+    auto``) draws on: the capture worker's counter and cap, on the queue's database,
+    whoever asked for the run. The CLI's own runs at the terminal are not capped."""
+    from memloom.capture.queues import open_queue
+
+    queue = open_queue(home, settings)
+    try:
+        yield Budget(queue, daily_cap(settings.raw))
+    finally:
+        queue.close()
+
+
 @dataclass
 class Budget:
     """Today's count of unattended calls, kept by the queue's database (so every
@@ -47,6 +64,10 @@ class Budget:
     def take(self) -> bool:
         """Count one unattended extraction call; False when today's cap is spent."""
         return bool(self.queue.budget_take(today(), self.cap))
+
+    def note_spent(self, run: str) -> None:
+        """Log that ``run`` stopped at the cap (``memloom status`` shows the last one)."""
+        self.queue.log("budget_paused", f"{run}: {self.used()} of {self.cap} calls used")
 
 
 #: How often the daemon sweeps every agent's session folders, in minutes.

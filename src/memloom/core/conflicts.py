@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -28,6 +28,11 @@ log = logging.getLogger(__name__)
 
 #: Verdicts the judge may apply at once; ``unsure`` leaves the conflict pending.
 DECISIVE = ("keep_new", "keep_existing", "keep_both")
+#: Why a budgeted judge run stopped (its summary's ``stopped``).
+BUDGET_SPENT = (
+    "the daily budget of LLM calls (MEMLOOM_DAILY_CAP) is spent: the judge stopped, "
+    "what it resolved is kept, the other conflicts stay pending"
+)
 
 
 @dataclass
@@ -205,8 +210,15 @@ class Conflicts:
             )
         return self.get(conflict_id)
 
-    def auto_resolve(self, progress: Any = None, limit: int = 500) -> dict[str, Any]:
-        """Run the judge over pending conflicts; decisive verdicts are applied (revertable)."""
+    def auto_resolve(
+        self,
+        progress: Any = None,
+        limit: int = 500,
+        allow_call: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """Run the judge over pending conflicts; decisive verdicts are applied (revertable).
+        ``allow_call`` (a run the server starts: the daily budget) is asked before each
+        judge call; False stops the run there, keeping what it resolved."""
         llm = self.ctx.llm
         pending = self.list("pending", limit=limit).conflicts
         out = {
@@ -223,6 +235,10 @@ class Conflicts:
             return out
         store = self.ctx.store
         for i, conflict in enumerate(pending, start=1):
+            if allow_call is not None and not allow_call():
+                out["stopped"] = BUDGET_SPENT
+                out["remaining"] = len(pending) - i + 1
+                break
             new, existing = conflict.new, conflict.existing
             try:
                 verdict = judge(

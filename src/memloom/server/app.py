@@ -13,7 +13,7 @@ import time
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal, Protocol
 
-from fastapi import Body, Depends, FastAPI, Path, Query, Request, Response
+from fastapi import Body, Depends, FastAPI, HTTPException, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -69,7 +69,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         400: "Malformed request (plain text when the HTTP server itself cannot parse it, "
         "e.g. a request line over 64 KiB)",
         401: "Missing or wrong bearer token",
-        403: "From another origin or site, or shared with this token for reading only",
+        403: "From another origin or site, shared with this token for reading only, or a "
+        "route for the server's own token",
         404: "Not found",
         409: "Not valid in the current state",
         413: "Body too large",
@@ -240,6 +241,51 @@ OPEN_PREFIXES = ("/viewer/", "/docs-static/")
 DOCS_PATHS = ("/docs", "/redoc", "/docs/oauth2-redirect")
 
 
+def _principal(request: Request) -> Principal | None:
+    """Whom the request's token acts for: an API token's owner, or None for the
+    server's own token: the whole store and host."""
+    return request.scope.get("memloom.principal")
+
+
+def _server_token_only(request: Request) -> None:
+    """403 for an API token: the route reads this server's own agent sessions or
+    spends its LLM budget, which are the server's user's, not a token owner's."""
+    principal = _principal(request)
+    if principal is not None:
+        raise HTTPException(
+            403,
+            f"{request.url.path} is for the server's own token only: it reads this "
+            "server's agent sessions or spends its LLM budget, and this token acts for "
+            f"owner {principal.owner!r}",
+        )
+
+
+#: A route only the server's own token may call (see ``_server_token_only``).
+SERVER_ONLY = [Depends(_server_token_only)]
+
+
+def _context_withheld(doc: MemoryDocument) -> dict[str, Any]:
+    """``/context`` for an API token: where the memory came from (what its document
+    shows already), never lines read from this server's disk. A transcript path names
+    a file of the machine that imported it; on the server it is the server user's
+    file whoever owns the memory, so an owner token is never served its lines."""
+    reason = "transcript lines are served to the server's own token only"
+    return {
+        "id": doc.id,
+        "provenance": [
+            {
+                "path": p.path,
+                "start_line": p.start_line,
+                "end_line": p.end_line,
+                "exists": False,
+                "lines": [],
+                "withheld": reason,
+            }
+            for p in doc.provenance
+        ],
+    }
+
+
 def create_app(
     engine: Memloom,
     *,
@@ -401,9 +447,15 @@ def create_app(
 
     @app.get("/v1/memories/{memory_id}/context", tags=["memories"])
     def memory_context(
-        m: Current, memory_id: MemoryId, around: Annotated[int, Query(ge=0, le=50)] = 5
+        request: Request,
+        m: Current,
+        memory_id: MemoryId,
+        around: Annotated[int, Query(ge=0, le=50)] = 5,
     ) -> dict[str, Any]:
-        """The transcript lines a memory came from, with neighbours, if the file still exists."""
+        """The transcript lines a memory came from, with neighbours, if the file still
+        exists (for the server's own token; an API token gets the provenance only)."""
+        if _principal(request) is not None:
+            return _context_withheld(m.get(memory_id))
         return m.memory_context(memory_id, around)
 
     @app.post(
@@ -411,20 +463,38 @@ def create_app(
         tags=["conflicts"],
         response_class=StreamingResponse,
         responses={200: {"content": {"application/x-ndjson": {}}, "description": "Progress"}},
+        dependencies=SERVER_ONLY,
     )
     def conflicts_auto(m: Current) -> Any:
-        """Run the judge over the pending queue; progress as NDJSON, the summary last."""
-        return ndjson_stream(lambda emit: {"event": "done", "summary": m.auto_resolve(emit)})
+        """Run the judge over the pending queue; progress as NDJSON, the summary last.
+        Each judge call counts against the daily budget (``MEMLOOM_DAILY_CAP``)."""
+        from memloom.capture.budget import server_budget
+
+        def work(emit: Emit) -> dict[str, Any]:
+            with server_budget(m.settings.home, m.settings) as budget:
+                summary = m.auto_resolve(emit, allow_call=budget.take)
+                if summary.get("stopped"):
+                    budget.note_spent("conflicts auto")
+                summary["budget"] = {"used": budget.used(), "cap": budget.cap}
+            return {"event": "done", "summary": summary}
+
+        return ndjson_stream(work)
 
     @app.get("/v1/activity", tags=["status"])
-    def activity(m: Current, days: Annotated[int, Query(ge=1, le=365)] = 30) -> dict[str, Any]:
-        """Imports, capture, budget and memories saved per day: the viewer's Activity page."""
+    def activity(
+        request: Request, m: Current, days: Annotated[int, Query(ge=1, le=365)] = 30
+    ) -> dict[str, Any]:
+        """Imports, capture, budget and memories saved per day: the viewer's Activity page.
+        An API token sees its memories and its own imports only: not this host's capture
+        setup, hooks, agents' paths, budget or LLM."""
         from memloom.status import capture_summary
 
         doc = m.activity(days)
+        doc["embedder"] = m.embedder.fingerprint
+        if _principal(request) is not None:
+            return doc
         doc.update(capture_summary(m.settings.home, m.settings.raw))
         doc["llm"] = getattr(m.llm, "description", None)
-        doc["embedder"] = m.embedder.fingerprint
         return doc
 
     @app.post(
@@ -432,9 +502,14 @@ def create_app(
         tags=["import"],
         response_class=StreamingResponse,
         responses={200: {"content": {"application/x-ndjson": {}}, "description": "Progress"}},
+        dependencies=SERVER_ONLY,
     )
     def import_sessions(m: Current, req: ImportRequest | None = None) -> Any:
-        """Import Claude Code sessions; progress streams as NDJSON, the report last."""
+        """Import Claude Code sessions; progress streams as NDJSON, the report last.
+        Each extraction call counts against the daily budget (``MEMLOOM_DAILY_CAP``):
+        at the cap the run stops, keeping its progress (the report's ``stopped``)."""
+        from memloom.capture.budget import server_budget
+
         req = req or ImportRequest()
         for text in req.paths or ():
             if (refused := _refused_import_path(text)) is not None:
@@ -443,19 +518,23 @@ def create_app(
             return errors.error(409, "an import is already running")
 
         def work(emit: Emit) -> None:
-            m.import_sessions(
-                req.paths,
-                days=req.days,
-                sessions=req.sessions,
-                project=req.project,
-                dry_run=req.dry_run,
-                force=req.force,
-                progress=emit,
-            )
+            with server_budget(m.settings.home, m.settings) as budget:
+                report = m.import_sessions(
+                    req.paths,
+                    days=req.days,
+                    sessions=req.sessions,
+                    project=req.project,
+                    dry_run=req.dry_run,
+                    force=req.force,
+                    progress=emit,
+                    allow_call=budget.take,
+                )
+                if report.stopped and budget.paused:
+                    budget.note_spent("HTTP import")
 
         return ndjson_stream(work, thread_name="memloom-import", finally_=import_lock.release)
 
-    @app.post("/v1/capture/notify", tags=["capture"], status_code=202)
+    @app.post("/v1/capture/notify", tags=["capture"], status_code=202, dependencies=SERVER_ONLY)
     def capture_notify(m: Current, req: NotifyRequest) -> NotifyResponse:
         """Queue a finished session for import (what the SessionEnd hook sends)."""
         from memloom.capture.notify import NotificationRefused
@@ -468,21 +547,26 @@ def create_app(
             return errors.error(400, str(exc))  # type: ignore[return-value]
 
     @app.get("/v1/status", tags=["status"])
-    def status(m: Current) -> StatusResponse:
+    def status(request: Request, m: Current) -> StatusResponse:
+        """Counts, imports, LLM and daemon. An API token gets its own counts and imports
+        and the version: no database address, LLM or daemon internals (null)."""
         s = m.stats()
+        host = _principal(request) is None
+        store = {
+            "total_memories": s.total_memories,
+            "active_count": s.active_count,
+            "conflicts_pending": s.conflicts_pending,
+            "embedder": m.embedder.fingerprint,
+        }
+        if host:
+            store["database"] = redact_url(m.settings.database_url)
         return StatusResponse.model_validate(
             {
                 "version": memloom.__version__,
-                "store": {
-                    "total_memories": s.total_memories,
-                    "active_count": s.active_count,
-                    "conflicts_pending": s.conflicts_pending,
-                    "embedder": m.embedder.fingerprint,
-                    "database": redact_url(m.settings.database_url),
-                },
+                "store": store,
                 "imports": m.ledger_stats(),
-                "llm": getattr(m.llm, "description", None),
-                "daemon": services.status() if services is not None else None,
+                "llm": getattr(m.llm, "description", None) if host else None,
+                "daemon": services.status() if services is not None and host else None,
                 "time": time.time(),
             }
         )

@@ -40,6 +40,7 @@ from memloom.store.base import (
 )
 from memloom.store.dialect import PostgresDialect
 from memloom.store.fts_terms import DocTerms, analyse, analyse_many, query_stems
+from memloom.store.pg_stats import PendingStats, keyword_stats
 from memloom.store.pg_vectors import (
     EF_RECHECK,
     EF_SEARCH,
@@ -95,16 +96,6 @@ DIALECT = PostgresDialect(encode_json=Jsonb, encode_vector=_vec, decode_vector=_
 
 def _tsquery(stems: Sequence[str]) -> str:
     return " | ".join("'" + s.replace("\\", "\\\\").replace("'", "''") + "'" for s in stems)
-
-
-@dataclass
-class _Pending:
-    """Statistics a write transaction changes, written once when it ends."""
-
-    terms: dict[str, int] = field(default_factory=dict)
-    docs: int = 0
-    tokens: int = 0
-    owners: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -257,11 +248,11 @@ class PostgresStore(SQLStore):
             return
         with self._pooled() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            local.conn, local.depth, local.pending = conn, 1, _Pending()
+            local.conn, local.depth, local.pending = conn, 1, PendingStats()
             dimension = self._core.dimension
             try:
                 yield
-                self._flush(conn, local.pending)
+                local.pending.flush(conn)
             except BaseException:
                 self._core.dimension = dimension  # a rolled-back first insert sets none
                 raise
@@ -296,6 +287,10 @@ class PostgresStore(SQLStore):
 
     def _owner_insert(self) -> tuple[list[str], list[Any]]:
         return ["owner"], [self.owner]
+
+    def _readable_owners(self) -> list[str] | None:
+        """The owners whose rows the principal reads; None: every owner's."""
+        return None if self.principal is None else sorted(self.principal.readable)
 
     def _readable(self, alias: str = "m") -> tuple[str, list[Any]]:
         conditions, params = self._readable_sql(alias)
@@ -363,49 +358,13 @@ class PostgresStore(SQLStore):
 
     # ------------------------------------------------------------ keyword statistics
 
-    def _count_terms(self, docs: Sequence[tuple[dict[str, int], int]], sign: int) -> None:
-        """Add (sign=1) or remove (sign=-1) documents from the BM25 statistics: noted in
-        the transaction, written once at its end (see :meth:`_flush`)."""
-        pending = self._core.local.pending
-        for counts, length in docs:
-            for term in counts:
-                pending.terms[term] = pending.terms.get(term, 0) + sign
-            pending.docs += sign
-            pending.tokens += sign * length
+    def _count_terms(self, docs: Sequence[tuple[str, dict[str, int], int]], sign: int) -> None:
+        """Add (sign=1) or remove (sign=-1) ``(owner, term counts, length)`` documents
+        from the BM25 statistics, written once when the transaction ends."""
+        self._core.local.pending.count_terms(docs, sign)
 
     def _count_rows(self, owner: str, delta: int) -> None:
-        owners = self._core.local.pending.owners
-        owners[owner] = owners.get(owner, 0) + delta
-
-    @staticmethod
-    def _flush(conn: psycopg.Connection[Any], pending: _Pending) -> None:
-        """Write a transaction's statistics in a few statements, just before it commits."""
-        terms = sorted(t for t, d in pending.terms.items() if d)
-        if terms:
-            conn.execute(
-                "INSERT INTO term_stats (term, docs) "
-                "SELECT * FROM unnest(%s::text[], %s::bigint[]) "
-                "ON CONFLICT (term) DO UPDATE SET docs = term_stats.docs + excluded.docs",
-                (terms, [pending.terms[t] for t in terms]),
-            )
-            gone = [t for t in terms if pending.terms[t] < 0]
-            if gone:
-                conn.execute("DELETE FROM term_stats WHERE term = ANY(%s) AND docs <= 0", (gone,))
-        if pending.docs or pending.tokens:
-            conn.execute(
-                "UPDATE meta SET value = (value::bigint + CASE key WHEN 'kw_docs' THEN %s "
-                "ELSE %s END)::text WHERE key IN ('kw_docs', 'kw_tokens')",
-                (pending.docs, pending.tokens),
-            )
-        owners = sorted(o for o, d in pending.owners.items() if d)
-        if owners:
-            conn.execute(
-                "INSERT INTO owner_counts (owner, memories) "
-                "SELECT * FROM unnest(%s::text[], %s::bigint[]) "
-                "ON CONFLICT (owner) DO UPDATE SET memories = owner_counts.memories "
-                "+ excluded.memories",
-                (owners, [pending.owners[o] for o in owners]),
-            )
+        self._core.local.pending.count_rows(owner, delta)
 
     # ------------------------------------------------------------ memories
 
@@ -466,7 +425,7 @@ class PostgresStore(SQLStore):
                     for r, d in zip(rows, docs, strict=True)
                 ],
             )
-        self._count_terms([(d.counts, d.length) for d in docs], 1)
+        self._count_terms([(self.owner, d.counts, d.length) for d in docs], 1)
         self._count_rows(self.owner, len(rows))
 
     def update(self, memory_id: str, **fields: Any) -> None:
@@ -481,7 +440,8 @@ class PostgresStore(SQLStore):
         old = None
         if "text" in fields:
             old = conn.execute(
-                f"SELECT term_counts, doc_len FROM memories WHERE id = %s AND {where} FOR UPDATE",
+                f"SELECT term_counts, doc_len, owner FROM memories WHERE id = %s AND {where} "
+                "FOR UPDATE",
                 [memory_id, *params],
             ).fetchone()
             if old is None:
@@ -508,8 +468,8 @@ class PostgresStore(SQLStore):
             [*values.values(), memory_id, *params],
         ).fetchone()
         if found is not None and doc is not None and old is not None:
-            self._count_terms([(dict(old[0]), int(old[1]))], -1)
-            self._count_terms([(doc.counts, doc.length)], 1)
+            self._count_terms([(old[2], dict(old[0]), int(old[1]))], -1)
+            self._count_terms([(old[2], doc.counts, doc.length)], 1)
 
     def touch(self, memory_ids: Sequence[str], at: float) -> None:
         """Recency bookkeeping after a recall: a HOT update (no index covers these
@@ -566,7 +526,7 @@ class PostgresStore(SQLStore):
                 "DELETE FROM conflicts WHERE new_id = ANY(%s) OR existing_id = ANY(%s)",
                 (ids, ids),
             )
-            self._count_terms([(dict(r[1]), int(r[2])) for r in gone], -1)
+            self._count_terms([(r[3], dict(r[1]), int(r[2])) for r in gone], -1)
             for r in gone:
                 self._count_rows(r[3], -1)
         return len(ids)
@@ -700,12 +660,7 @@ class PostgresStore(SQLStore):
             return []
         distinct = sorted(set(stems))
         with self._conn() as conn:
-            df = dict(
-                conn.execute(
-                    "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (distinct,)
-                ).fetchall()
-            )
-            n_docs, n_tokens = self._corpus_size(conn)
+            df, n_docs, n_tokens = keyword_stats(conn, self._readable_owners(), distinct)
             if n_docs <= 0:
                 return []
             idf = []
@@ -737,24 +692,12 @@ class PostgresStore(SQLStore):
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
-    @staticmethod
-    def _corpus_size(conn: psycopg.Connection[Any]) -> tuple[int, int]:
-        rows = dict(
-            conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('kw_docs', 'kw_tokens')"
-            ).fetchall()
-        )
-        return int(rows.get("kw_docs", 0)), int(rows.get("kw_tokens", 0))
-
     def document_frequencies(self, stems: Sequence[str]) -> tuple[dict[str, int], int]:
         if not stems:
             return {}, 0
         with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT term, docs FROM term_stats WHERE term = ANY(%s)", (list(stems),)
-            ).fetchall()
-            n_docs, _ = self._corpus_size(conn)
-        return {r[0]: int(r[1]) for r in rows}, n_docs
+            df, n_docs, _ = keyword_stats(conn, self._readable_owners(), stems)
+        return df, n_docs
 
     def embeddings_for(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not memory_ids:

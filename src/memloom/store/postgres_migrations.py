@@ -192,4 +192,24 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX capture_injected_at ON capture_injected (at);
     """,
+    # 6: keyword statistics per owner, so a principal's BM25 counts only the rows it
+    # may read (global ones let an owner watch another's words come and go); the
+    # global term_stats and kw_* stay for the unscoped store
+    """
+    CREATE TABLE owner_term_stats (
+        owner TEXT NOT NULL,
+        term TEXT NOT NULL,
+        docs BIGINT NOT NULL,
+        PRIMARY KEY (owner, term)
+    );
+    INSERT INTO owner_term_stats (owner, term, docs)
+        SELECT m.owner, t.term, COUNT(*) FROM memories m
+        CROSS JOIN LATERAL jsonb_object_keys(m.term_counts) AS t(term)
+        GROUP BY m.owner, t.term;
+    ALTER TABLE owner_counts ADD COLUMN tokens BIGINT NOT NULL DEFAULT 0;
+    INSERT INTO owner_counts (owner, memories, tokens)
+        SELECT owner, COUNT(*), COALESCE(SUM(doc_len), 0) FROM memories GROUP BY owner
+        ON CONFLICT (owner) DO UPDATE SET memories = excluded.memories,
+            tokens = excluded.tokens;
+    """,
 ]

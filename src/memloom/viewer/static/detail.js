@@ -420,6 +420,8 @@ function provenance(doc, context) {
     let transcript;
     if (context && context.failed) {
       transcript = errorBox(context.failed);
+    } else if (ctxEntry && ctxEntry.withheld) {
+      transcript = h("p", { class: "gone" }, ctxEntry.withheld);
     } else if (!ctxEntry || !ctxEntry.exists) {
       transcript = h("p", { class: "gone" }, "transcript no longer available (the session file was moved or deleted)");
     } else {
