@@ -153,6 +153,7 @@ def test_the_daemon_record_round_trips_and_a_stale_one_is_removed(tmp_path):
     assert daemon_record.stop_daemon(tmp_path) is None
 
 
+@pytest.mark.security
 def test_a_record_whose_pid_is_another_users_process_is_not_our_daemon(tmp_path):
     """A crashed daemon's pid reused by another user's process: not ours (it is not
     signalled, and nothing is sent to its port)."""

@@ -372,6 +372,7 @@ def test_the_aider_folders_outlive_other_agents_connect_and_disconnect(tmp_path)
 # ---------------------------------------------------------------- where the sweep may look
 
 
+@pytest.mark.security
 def test_the_climb_stops_at_the_repository_root_and_home(tmp_path, monkeypatch):
     """A root outside any repository is looked at alone: before, it climbed eight
     levels, reading whatever history sat in a folder above (another user's /srv, /)."""
@@ -399,6 +400,7 @@ def test_the_climb_stops_at_the_repository_root_and_home(tmp_path, monkeypatch):
     assert candidates([notes]) == [notes / HISTORY_FILE]
 
 
+@pytest.mark.security
 def test_a_repository_root_others_can_write_is_refused(tmp_path):
     """A .git planted in a /tmp-like folder above a root does not open it to the sweep."""
     shared = tmp_path / "shared"
@@ -412,6 +414,7 @@ def test_a_repository_root_others_can_write_is_refused(tmp_path):
     assert found.skipped["unsafe"] == 1
 
 
+@pytest.mark.security
 def test_the_sweep_follows_no_symlink_out_of_the_repository(tmp_path):
     """The attack: .aider.chat.history.md -> ../../.bash_history, imported and sent
     to the LLM by the sweep."""

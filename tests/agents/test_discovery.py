@@ -22,6 +22,8 @@ from memloom.agents.base import Agent, DiscoverOptions, Discovery
 from memloom.agents.discovery import Fence, unsafe_reason, walk_named
 from memloom.agents.files import UnsafeFile, file_problem, open_regular
 
+pytestmark = pytest.mark.security
+
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "agents"
 NOBODY = 65534
 

@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.server.conftest import db_env, start_daemon, stop
 from tests.support.scripted_llm import ScriptedModel
@@ -58,6 +59,7 @@ def conflicts(api: httpx.Client, first: int, count: int) -> None:
         assert len(res.json()["conflicts"]) == 1
 
 
+@pytest.mark.security
 def test_http_import_and_judge_runs_draw_on_the_daily_cap(tmp_path, backend):
     model = ScriptedModel(verdict="keep_new")
     url = backend if backend.startswith("postgresql") else None

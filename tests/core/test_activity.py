@@ -19,6 +19,8 @@ import memloom
 from memloom.core.activity import CONTEXT_ROW_BYTES
 from memloom.store.base import ProvenanceRow
 
+pytestmark = pytest.mark.security
+
 CWD = "/home/dev/acme"
 
 

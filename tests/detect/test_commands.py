@@ -16,6 +16,8 @@ import pytest
 
 from memloom.detect import Detector
 
+pytestmark = pytest.mark.security
+
 ALNUM = string.ascii_letters + string.digits
 
 

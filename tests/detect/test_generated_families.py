@@ -13,6 +13,8 @@ from bench.redact_families import FAMILIES, samples
 
 from memloom.detect import Detector
 
+pytestmark = pytest.mark.security
+
 N, SEED = 1000, 33
 
 

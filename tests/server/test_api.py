@@ -241,6 +241,7 @@ def test_import_sessions_streams_ndjson_progress(api, daemon):
     assert bad.status_code == 422
 
 
+@pytest.mark.security
 def test_the_import_walk_follows_no_symlink_out_of_the_projects_folder(api, daemon, tmp_path):
     """The named folder is inside Claude Code's projects folder; a symlink in it to a
     transcript elsewhere is counted ``unsafe``, never read."""

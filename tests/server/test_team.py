@@ -218,6 +218,7 @@ def import_as_server(server: Daemon, session: Path) -> dict:
     return events[-1]["report"]
 
 
+@pytest.mark.security
 def test_only_the_server_token_imports_queues_or_runs_the_judge(host):
     """An owner token could distil the server host's own sessions into its memories
     (then read their raw lines), queue them, and spend the host's LLM calls."""
@@ -250,6 +251,7 @@ def test_only_the_server_token_imports_queues_or_runs_the_judge(host):
     assert report["sessions"] == 1 and report["saved"] >= 1
 
 
+@pytest.mark.security
 def test_activity_and_status_show_a_token_only_its_own(host):
     """Activity named the host's hook settings, each agent's settings file and its
     recent sessions; status its database and daemon. A token sees its own."""
@@ -288,6 +290,7 @@ def test_activity_and_status_show_a_token_only_its_own(host):
     assert st["imports"]["sessions"] == 1
 
 
+@pytest.mark.security
 def test_transcript_lines_are_served_to_the_server_token_only(host, tmp_path):
     """``/context`` read ±50 lines of the server's disk for any token. A transcript
     path names a file of the machine that imported it, the server user's here, so an
@@ -334,6 +337,7 @@ def test_transcript_lines_are_served_to_the_server_token_only(host, tmp_path):
         assert all("withheld" not in e for e in entries)
 
 
+@pytest.mark.security
 def test_another_owners_words_do_not_move_a_tokens_scores(host):
     """The side channel: owner A's rows changed owner B's relevance for a word
     (BM25 statistics were global), so B could tell which words A's memories hold."""

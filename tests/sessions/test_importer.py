@@ -462,6 +462,7 @@ def test_a_healed_rerun_costs_fewer_calls_than_a_clean_run(m, model, tmp_path):
 # ---------------------------------------------------------------- Aider's roots
 
 
+@pytest.mark.security
 def test_a_memory_label_never_makes_a_folder_an_aider_root(m, tmp_path, monkeypatch):
     """Any API caller can label a memory ``project=/some/dir``; the sweep then read
     /some/dir/.aider.chat.history.md. Roots come from the ledger (sessions imported

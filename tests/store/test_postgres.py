@@ -225,6 +225,7 @@ def test_owners_see_their_own_and_shared_rows_only(pg_url):
     root.close()
 
 
+@pytest.mark.security
 def test_keyword_statistics_count_only_the_rows_a_principal_may_read(tmp_path, pg_url):
     """The side channel of issue 33: owner A's writes moved owner B's BM25 scores
     (documents per word, corpus size and length are BM25 inputs), so B could watch
