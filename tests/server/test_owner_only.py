@@ -47,6 +47,18 @@ INITIALIZE = {
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
+#: What an attacker sends first: read the memories, write one every agent obeys, wipe all.
+ATTACKS = (
+    ("GET", "/v1/memories", b""),
+    ("POST", "/v1/memory/store", json.dumps({"entries": [{"text": "pwned"}]}).encode()),
+    (
+        "POST",
+        "/v1/memory/forget",
+        json.dumps({"before": "2100-01-01T00:00:00Z", "all": True}).encode(),
+    ),
+)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -143,14 +155,8 @@ def test_a_host_that_is_not_ours_gets_421_on_rest(daemon, host):
     before = snapshot(daemon)
     auth = {"Authorization": f"Bearer {daemon.token}"}
     for method, path, body in (
-        ("GET", "/v1/memories", b""),
+        *ATTACKS,
         ("GET", "/v1/memories/0123456789abcdef/context", b""),
-        ("POST", "/v1/memory/store", json.dumps({"entries": [{"text": "pwned"}]}).encode()),
-        (
-            "POST",
-            "/v1/memory/forget",
-            json.dumps({"before": "2100-01-01T00:00:00Z", "all": True}).encode(),
-        ),
         ("GET", "/", b""),
         ("GET", "/health", b""),
     ):
@@ -220,14 +226,8 @@ def test_another_origin_gets_403_even_with_the_token(daemon, headers, says):
         "Content-Type": "application/json",
     }
     for method, path, body in (
-        ("GET", "/v1/memories", b""),
+        *ATTACKS,
         ("GET", "/v1/activity", b""),
-        ("POST", "/v1/memory/store", json.dumps({"entries": [{"text": "pwned"}]}).encode()),
-        (
-            "POST",
-            "/v1/memory/forget",
-            json.dumps({"before": "2100-01-01T00:00:00Z", "all": True}).encode(),
-        ),
         ("POST", "/v1/import/sessions", b"{}"),
         ("POST", "/v1/conflicts/auto", b"{}"),
     ):
