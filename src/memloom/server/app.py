@@ -196,6 +196,16 @@ class StatusResponse(BaseModel):
     time: float
 
 
+class EmptyRequest(BaseModel):
+    """The body of a POST that needs no fields: ``{}``. Every POST is sent as JSON
+    (a page of another origin cannot send JSON without asking first: docs/security.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+NoFields = Annotated[EmptyRequest | None, Body()]
+
+
 class PinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     pinned: bool = True
@@ -419,7 +429,7 @@ def create_app(
         return m.pin(memory_id, req.pinned)
 
     @app.post("/v1/memories/{memory_id}/restore", tags=["memories"])
-    def restore(m: Current, memory_id: MemoryId) -> MemoryDocument:
+    def restore(m: Current, memory_id: MemoryId, _: NoFields = None) -> MemoryDocument:
         """Undo decay: the original text comes back."""
         return m.restore(memory_id)
 
@@ -442,7 +452,7 @@ def create_app(
         return m.resolve(conflict_id, req)
 
     @app.post("/v1/conflicts/{conflict_id}/revert", tags=["conflicts"])
-    def revert(m: Current, conflict_id: MemoryId) -> ConflictDocument:
+    def revert(m: Current, conflict_id: MemoryId, _: NoFields = None) -> ConflictDocument:
         return m.revert(conflict_id)
 
     @app.get("/v1/memories/{memory_id}/context", tags=["memories"])
@@ -465,7 +475,7 @@ def create_app(
         responses={200: {"content": {"application/x-ndjson": {}}, "description": "Progress"}},
         dependencies=SERVER_ONLY,
     )
-    def conflicts_auto(m: Current) -> Any:
+    def conflicts_auto(m: Current, _: NoFields = None) -> Any:
         """Run the judge over the pending queue; progress as NDJSON, the summary last.
         Each judge call counts against the daily budget (``MEMLOOM_DAILY_CAP``)."""
         from memloom.capture.budget import server_budget
