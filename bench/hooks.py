@@ -6,7 +6,8 @@ Each run starts the installed ``memloom`` console script exactly as the agent
 does (``memloom hook notify|prompt-recall [--agent A]`` with that agent's
 documented hook JSON on stdin), interpreter start-up included: Claude Code
 (SessionEnd, UserPromptSubmit), Codex CLI (Stop, UserPromptSubmit), Gemini CLI
-(AfterAgent, BeforeAgent) and Copilot CLI (sessionEnd, userPromptSubmitted). A
+(AfterAgent, BeforeAgent), Copilot CLI (sessionEnd, userPromptSubmitted) and Qwen Code
+(Stop, UserPromptSubmit). A
 notify returns once it has read its payload (the session is queued in the background).
 Targets, for every agent: notify p95 ≤ 150 ms; prompt-recall p95 ≤ 300 ms with
 the daemon up.
@@ -62,7 +63,13 @@ def other_agents(work: Path, env: dict[str, str]) -> list[tuple[str, list[str], 
     """Each other agent's session on disk (its home set in ``env``) and its hooks' stdin:
     (label, hook arguments, payload) per hook."""
     codex, gemini, copilot = work / "codex", work / "gemini", work / "copilot"
-    env.update(CODEX_HOME=str(codex), GEMINI_CLI_HOME=str(gemini), COPILOT_HOME=str(copilot))
+    qwen = work / "qwen"
+    env.update(
+        CODEX_HOME=str(codex),
+        GEMINI_CLI_HOME=str(gemini),
+        COPILOT_HOME=str(copilot),
+        QWEN_HOME=str(qwen),
+    )
     sid = str(uuid.uuid4())
     rollout = codex / "sessions" / "2026" / "04" / "01" / f"rollout-2026-04-01T10-00-00-{sid}.jsonl"
     rollout.parent.mkdir(parents=True)
@@ -76,6 +83,9 @@ def other_agents(work: Path, env: dict[str, str]) -> list[tuple[str, list[str], 
     events.parent.mkdir(parents=True)
     start = {"type": "session.start", "data": {"sessionId": sid}, "id": "e1"}
     events.write_text(json.dumps(start) + "\n")
+    chat = qwen / "projects" / "-w-app" / "chats" / f"{sid}.jsonl"
+    chat.parent.mkdir(parents=True)
+    chat.write_text(json.dumps({"sessionId": sid, "cwd": "/w/app", "type": "user"}) + "\n")
     question = "which port does the staging database use?"
     base = {"session_id": sid, "cwd": "/w/app"}
     return [
@@ -110,6 +120,23 @@ def other_agents(work: Path, env: dict[str, str]) -> list[tuple[str, list[str], 
             "copilot prompt-recall (userPromptSubmitted)",
             ["hook", "prompt-recall", "--agent", "copilot"],
             json.dumps({"cwd": "/w/app", "prompt": question, "timestamp": 1775037600000}),
+        ),
+        (
+            "qwen notify (Stop)",
+            ["hook", "notify", "--agent", "qwen"],
+            json.dumps({**base, "transcript_path": str(chat), "hook_event_name": "Stop"}),
+        ),
+        (
+            "qwen prompt-recall (UserPromptSubmit)",
+            ["hook", "prompt-recall", "--agent", "qwen"],
+            json.dumps(
+                {
+                    **base,
+                    "transcript_path": str(chat),
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": question,
+                }
+            ),
         ),
     ]
 

@@ -1,0 +1,301 @@
+"""What a new statement changes of an old one it is close to: nothing, a value, or more.
+
+Embeddings barely tell "port 8081" from "port 8082": a near-duplicate by distance
+may be the same claim with a new value, and merging it would keep the old value
+and drop the new one. Before the distance bands merge, :func:`compare` reads the
+two texts as tokens and says which it is:
+
+* ``"same"`` -- the same claim: a paraphrase, another word order, function words,
+  case, ``v1.2`` for ``1.2``, ``10 MB`` for ``10MB``. Merging loses nothing.
+* ``"update"`` -- the same sentence with a value changed: a number (with its
+  unit), version, path, URL, e-mail, identifier (``snake_case``, ``CamelCase``,
+  ``ALL_CAPS``, anything with digits), quoted string, command-line flag, time, a
+  state word (enabled/disabled, on/off, true/false, allow/deny, …), a negation,
+  or one content word swapped for another in an otherwise equal sentence. The
+  new text is the belief's next version.
+* ``"different"`` -- a value changed and more besides: two claims that may both
+  be true, so both are kept and the pair is flagged as a conflict.
+
+Pure, deterministic and standard library only (plus the stemmer the keyword
+search uses): it runs on the write path, for the nearest neighbour of each write.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Literal
+
+__all__ = ["Change", "Claim", "claim", "compare"]
+
+Change = Literal["same", "update", "different"]
+
+_UNITS = {
+    # time
+    "ms": "ms", "msec": "ms", "millisecond": "ms", "milliseconds": "ms",
+    "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+    "min": "min", "mins": "min", "minute": "min", "minutes": "min",
+    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+    "d": "d", "day": "d", "days": "d", "week": "w", "weeks": "w", "w": "w",
+    # size
+    "b": "b", "byte": "b", "bytes": "b",
+    "kb": "kb", "kib": "kib", "k": "k", "mb": "mb", "mib": "mib", "m": "m",
+    "gb": "gb", "gib": "gib", "g": "g", "tb": "tb", "tib": "tib",
+    # other
+    "%": "%", "percent": "%", "px": "px", "rem": "rem", "em": "em",
+    "x": "x", "times": "x", "rps": "rps", "qps": "qps",
+    "cpu": "cpu", "cpus": "cpu", "core": "core", "cores": "core",
+    "gbps": "gbps", "mbps": "mbps",
+}  # fmt: skip
+
+
+#: Words that set a state: one for another is a changed value (enabled -> disabled).
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STATE_WORDS = _words(
+    """enabled disabled enable disable on off true false yes no allow deny allowed denied
+    allows denies accept reject accepted rejected open closed opened close active inactive
+    up down public private required optional mandatory sync async synchronous asynchronous
+    strict lenient blocking nonblocking locked unlocked visible hidden started stopped
+    paused resumed pass fail passes fails passing failing succeeded failed include
+    exclude included excluded allowlisted denylisted whitelisted blacklisted online
+    offline readonly writable read-only read-write deprecated supported unsupported
+    valid invalid safe unsafe secure insecure"""
+)
+_NEGATIONS = _words(
+    """not no never none nothing nobody nowhere neither nor without cannot
+    dont doesnt didnt isnt arent wasnt werent wont wouldnt cant couldnt shouldnt
+    mustnt neednt hasnt havent hadnt"""
+)
+#: Words that carry no claim of their own: leaving them out or adding them changes no
+#: fact ("now runs on" is "runs on").
+_STOPWORDS = (
+    _words(
+        """a an the this that these those it its it's is are was were be been being am do does
+    did doing has have had having will would shall should can could may might must of to
+    in on at by for from with into onto over under about as than then so such via per
+    and or but if when while where which who whom whose what how why there here we our
+    ours us you your yours they them their theirs he she his her i me my mine one ones
+    all any each every some both either also too very just only really quite rather
+    now currently today nowadays anymore already still yet instead again always usually
+    often sometimes ever new newly latest recently lately set setting configured
+    please note noted use uses used using run runs ran running"""
+    )
+    - _NEGATIONS
+    - _STATE_WORDS
+)
+#: Verbs and nouns a paraphrase swaps without changing the claim (one for another is
+#: not a changed value).
+_SYNONYMS: tuple[frozenset[str], ...] = tuple(
+    _words(group)
+    for group in (
+        "run runs listen listens serve serves bind binds host hosts live lives sit sits",
+        "use uses employ employs rely relies prefer prefers",
+        "db database databases dbs",
+        "repo repository repositories repos",
+        "dir directory folder directories folders dirs",
+        "config configuration settings setting conf",
+        "doc docs documentation",
+        "test tests spec specs",
+        "app application apps applications",
+        "env environment environments envs",
+        "build builds compile compiles",
+        "start starts launch launches boot boots",
+        "delete deletes remove removes",
+        "make makes create creates",
+        "show shows display displays print prints",
+        "need needs require requires",
+        "file files",
+        "service services svc",
+        "package packages pkg pkgs",
+        "version versions",
+        "command commands cmd",
+        "limit limits cap caps maximum max",
+        "timeout timeouts",
+    )
+)
+
+_TOKEN = re.compile(
+    r"""
+    (?P<url>[a-z][a-z0-9+.\-]*://[^\s"'<>`]+)
+  | (?P<email>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)
+  | (?P<quoted>"[^"\n]{1,200}"|`[^`\n]{1,200}`|(?<![\w'])'[^'\n]{1,200}'(?![\w']))
+  | (?P<cron>(?<!\S)(?:[\d*/,\-]+\s+){4}[\d*/,\-]+(?!\S))
+  | (?P<path>(?:~|\.{1,2})?/[\w.@%+\-~/]+|[\w.\-]+/[\w.\-/]+|[A-Za-z]:\\[\w.\\\-]+)
+  | (?P<flag>(?<![\w\-])--?[A-Za-z][\w\-]*(?:=[^\s,;]+)?)
+  | (?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?)
+  | (?P<version>\b[vV]?\d+(?:\.\d+)+(?:[\-+][\w.]+)?\b)
+  | (?P<number>[-+]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|[A-Za-z]{1,12}\b))?)
+  | (?P<word>[\w][\w'’\-]*)
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_IDENTIFIER = re.compile(r"_|\d|[a-z][A-Z]|^[A-Z]{2,}$|\.[a-z]")
+
+
+class Claim:
+    """A text read for comparison: its tokens in order (normalised), the values it
+    states (a multiset), its negations, and the stems of its content words."""
+
+    __slots__ = ("content", "negations", "tokens", "values")
+
+    def __init__(
+        self,
+        tokens: tuple[str, ...],
+        values: Counter[str],
+        negations: int,
+        content: frozenset[str],
+    ) -> None:
+        self.tokens = tokens
+        self.values = values
+        self.negations = negations
+        self.content = content
+
+    def __repr__(self) -> str:
+        return f"Claim(values={dict(self.values)!r}, negations={self.negations})"
+
+
+def _number(text: str) -> str:
+    """``10 MB`` -> ``10mb``, ``8,080`` -> ``8080``, ``30 seconds`` -> ``30s``; a word
+    that is no unit stays apart (``port 8081 and`` reads ``8081``)."""
+    match = re.match(r"([-+]?\d[\d,]*(?:\.\d+)?)\s?(.*)", text)
+    if match is None:  # pragma: no cover - the token regex guarantees a number
+        return text.lower()
+    digits, unit = match.group(1).replace(",", ""), match.group(2).lower()
+    if "." in digits:
+        digits = digits.rstrip("0").rstrip(".") or "0"
+    return digits + _UNITS.get(unit, "")
+
+
+def _unit_left_over(text: str) -> str | None:
+    """The word glued to a number that is not a unit (``8081 and``): read as a word."""
+    match = re.match(r"[-+]?\d[\d,]*(?:\.\d+)?\s?([A-Za-z]{1,12})$", text)
+    if match and match.group(1).lower() not in _UNITS:
+        return match.group(1)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def claim(text: str) -> Claim:
+    """``text`` read as tokens, values and content words (cached: a batch compares one
+    neighbour's text with many drafts)."""
+    from memloom.ranking import stem
+
+    tokens: list[str] = []
+    values: Counter[str] = Counter()
+    negations = 0
+    content: set[str] = set()
+
+    def value(kind: str, normalised: str) -> None:
+        tokens.append(normalised)
+        values[f"{kind}:{normalised}"] += 1
+
+    def word(raw: str) -> None:
+        nonlocal negations
+        bare = raw.strip("'’-").lower().replace("’", "'")
+        if not bare:
+            return
+        flat = bare.replace("'", "")
+        if flat in _NEGATIONS or bare.endswith("n't"):
+            negations += 1
+            tokens.append("¬")
+            return
+        if _IDENTIFIER.search(raw.strip("'’-")):
+            value("id", bare)
+            return
+        if flat in _STATE_WORDS:
+            value("state", flat)
+            return
+        tokens.append(flat)
+        if flat not in _STOPWORDS:
+            content.add(stem(flat))
+
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup or "word"
+        raw = match.group()
+        if kind == "word":
+            word(raw)
+        elif kind == "number":
+            left = _unit_left_over(raw)
+            if left is not None:
+                value("num", _number(raw[: raw.rfind(left)].strip()))
+                word(left)
+            else:
+                value("num", _number(raw))
+        elif kind == "version":
+            value("num", raw.lower().lstrip("v"))
+        elif kind == "quoted":
+            value("str", raw[1:-1].strip().lower())
+        elif kind in ("url", "path"):
+            value(kind, raw.rstrip(".,;:!?)").rstrip("/").lower())
+        elif kind == "cron":
+            value("cron", " ".join(raw.split()))
+        elif kind == "time":
+            value("time", re.sub(r"[\s.]", "", raw.lower()))
+        else:  # email, flag
+            value(kind, raw.rstrip(".,;:").lower())
+    return Claim(tuple(tokens), values, negations, frozenset(content))
+
+
+@lru_cache(maxsize=1)
+def _synonym_stems() -> dict[str, frozenset[str]]:
+    """Each synonym's stem -> the stems of its group (content words are compared stemmed)."""
+    from memloom.ranking import stem
+
+    out: dict[str, frozenset[str]] = {}
+    for group in _SYNONYMS:
+        stems = frozenset(stem(w) for w in group)
+        for s in stems:
+            out[s] = out.get(s, frozenset()) | stems
+    return out
+
+
+def _synonyms(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` (words or their stems) say the same (``runs``/``listens``)."""
+    from memloom.ranking import stem
+
+    group = _synonym_stems().get(stem(a))
+    return group is not None and stem(b) in group
+
+
+def _one_word_swapped(old: Claim, new: Claim) -> bool:
+    """The same sentence but for one content word, in the same place."""
+    if len(old.tokens) != len(new.tokens):
+        return False
+    differing = [(a, b) for a, b in zip(old.tokens, new.tokens, strict=True) if a != b]
+    if len(differing) != 1:
+        return False
+    a, b = differing[0]
+    if a in _STOPWORDS or b in _STOPWORDS or _synonyms(a, b):
+        return False
+    from memloom.ranking import stem
+
+    return stem(a) != stem(b)
+
+
+def compare(old: str, new: str) -> Change:
+    """What ``new`` changes of ``old`` (see the module's docstring)."""
+    if old == new:
+        return "same"
+    a, b = claim(old), claim(new)
+    if a.tokens == b.tokens:
+        return "same"
+    values_changed = a.values != b.values or a.negations % 2 != b.negations % 2
+    if not values_changed:
+        if a.content != b.content and _one_word_swapped(a, b):
+            return "update"
+        return "same"
+    if a.content == b.content or _content_is_synonymous(a.content, b.content):
+        return "update"
+    return "different"
+
+
+def _content_is_synonymous(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Content words that differ only by synonyms (``runs`` for ``listens``)."""
+    left, right = a - b, b - a
+    if len(left) != len(right) or len(left) > 2:
+        return False
+    return all(any(_synonyms(x, y) for y in right) for x in left)
