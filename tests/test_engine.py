@@ -236,12 +236,21 @@ def test_paraphrase_is_deduplicated_by_the_local_model(m_real):
 
 
 @pytest.mark.slow
-def test_near_contradiction_is_flagged_as_a_conflict(m_real):
+def test_a_changed_port_is_a_new_version_and_more_is_a_conflict(m_real):
+    """0.21 apart (the conflict band): the same sentence with another port is the
+    memory's next version (issue 34); a changed port and more besides stays a conflict."""
     a = m_real.save({"text": "The API server listens on port 8080"})
     b = m_real.save({"text": "The API server listens on port 9090"})
-    assert b.outcome == "conflict"
-    assert b.conflicts[0].existing_id == a.id
-    assert 0.15 <= b.conflicts[0].distance < 0.35
+    assert b.outcome == "versioned" and b.conflicts == []
+    assert [v.text for v in m_real.history(b.id).versions] == [
+        "The API server listens on port 9090",
+        "The API server listens on port 8080",
+    ]
+    assert m_real.get(a.id).status == "stale"
+    c = m_real.save({"text": "The API server listens on port 7070 behind the nginx proxy"})
+    assert c.outcome == "conflict"
+    assert c.conflicts[0].existing_id == b.id
+    assert 0.15 <= c.conflicts[0].distance < 0.35
     assert m_real.stats().conflicts_pending == 1
 
 

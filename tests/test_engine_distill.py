@@ -661,7 +661,7 @@ def test_boost_tags_that_match_nothing_change_nothing(engine):
 
 def test_min_relevance_filters_low_scores(engine):
     high = put(engine, "highly relevant", vec(0))
-    mid = put(engine, "somewhat relevant", vec(0.6))  # cos 0.825
+    mid = put(engine, "a note on another topic", vec(0.6))  # cos 0.825
     put(engine, "not relevant", vec(2.0))
     out = engine.recall({"query_embedding": vec(0), "min_relevance": 0.8})
     assert [m.id for m in out.memories] == [high, mid]

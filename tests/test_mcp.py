@@ -33,7 +33,8 @@ pytestmark = pytest.mark.slow  # every server loads the local embedding model
 
 TIMEOUT = 30.0
 PORT_8080 = "The API server listens on port 8080"
-PORT_9090 = "The API server listens on port 9090"
+#: A changed port and more besides: a conflict (the port alone is a new version).
+PORT_9090 = "The API server listens on port 9090 behind the nginx proxy"
 
 
 # ---------------------------------------------------------------- helpers

@@ -51,14 +51,16 @@ _UNITS = {
 
 
 #: Words that set a state: one for another is a changed value (enabled -> disabled).
+#: "on", "up", "down", "open" and "no" are prepositions and determiners too often to be
+#: values: "off" alone marks "on -> off", a negation "no".
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
 _STATE_WORDS = _words(
-    """enabled disabled enable disable on off true false yes no allow deny allowed denied
-    allows denies accept reject accepted rejected open closed opened close active inactive
-    up down public private required optional mandatory sync async synchronous asynchronous
+    """enabled disabled enable disable off true false yes allow deny allowed denied
+    allows denies accept reject accepted rejected closed opened active inactive
+    public private required optional mandatory sync async synchronous asynchronous
     strict lenient blocking nonblocking locked unlocked visible hidden started stopped
     paused resumed pass fail passes fails passing failing succeeded failed include
     exclude included excluded allowlisted denylisted whitelisted blacklisted online
@@ -133,7 +135,9 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
-_IDENTIFIER = re.compile(r"_|\d|[a-z][A-Z]|^[A-Z]{2,}$|\.[a-z]")
+#: ``snake_case``, anything with digits, ``CamelCase``, ``dotted.names``, and ``ALL_CAPS``
+#: of five letters or more (``DB``, ``API``, ``AWS`` are acronyms: words).
+_IDENTIFIER = re.compile(r"_|\d|[a-z][A-Z]|^[A-Z]{5,}$|\.[a-z]")
 
 
 class Claim:
@@ -262,15 +266,18 @@ def _synonyms(a: str, b: str) -> bool:
 
 
 def _one_word_swapped(old: Claim, new: Claim) -> bool:
-    """The same sentence but for one content word, in the same place."""
-    if len(old.tokens) != len(new.tokens):
+    """The same sentence but for one content word, in the same place (function words
+    such as "now" aside)."""
+    a_words = [t for t in old.tokens if t not in _STOPWORDS]
+    b_words = [t for t in new.tokens if t not in _STOPWORDS]
+    if len(a_words) != len(b_words):
         return False
-    differing = [(a, b) for a, b in zip(old.tokens, new.tokens, strict=True) if a != b]
+    differing = [(a, b) for a, b in zip(a_words, b_words, strict=True) if a != b]
     if len(differing) != 1:
         return False
     a, b = differing[0]
-    if a in _STOPWORDS or b in _STOPWORDS or _synonyms(a, b):
-        return False
+    if _synonyms(a, b) or not (set(old.tokens) & set(new.tokens)):
+        return False  # a synonym; or two one-word texts with nothing else in common
     from memloom.ranking import stem
 
     return stem(a) != stem(b)

@@ -49,11 +49,11 @@ def ndjson(api: httpx.Client, route: str, body: dict) -> list[dict]:
 
 
 def conflicts(api: httpx.Client, first: int, count: int) -> None:
-    """``count`` pending conflicts: Distill's distance bands (a changed port), one pair
-    per project."""
+    """``count`` pending conflicts: Distill's distance bands (a changed port and more
+    besides: the port alone would be a new version), one pair per project."""
     for i in range(first, first + count):
-        for port in (8080, 9090):
-            entry = {"text": f"The API server {i} listens on port {port}", "project": f"p{i}"}
+        for tail in ("port 8080", "port 9090 behind the nginx proxy"):
+            entry = {"text": f"The API server {i} listens on {tail}", "project": f"p{i}"}
             res = api.post("/v1/memory/store", json={"entries": [entry]})
             assert res.status_code == 200, res.text
         assert len(res.json()["conflicts"]) == 1

@@ -11,6 +11,7 @@ every earlier one). Outcomes, conflicts and every row afterwards must agree.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict
 from typing import Any
@@ -69,10 +70,12 @@ def _case(seed: int, now: float) -> tuple[list[MemoryRow], list[Draft]]:
                 "dup_batch",
                 "conflict_store",
                 "conflict_batch",
+                "update_store",
+                "update_batch",
                 "distinct",
                 "novec",
             ],
-            p=[0.08, 0.08, 0.14, 0.14, 0.16, 0.16, 0.19, 0.05],
+            p=[0.08, 0.08, 0.11, 0.11, 0.13, 0.13, 0.06, 0.06, 0.19, 0.05],
         )
         project = PROJECTS[int(rng.integers(0, 3))]
         text = f"new statement {seed}-{i}"
@@ -87,8 +90,12 @@ def _case(seed: int, now: float) -> tuple[list[MemoryRow], list[Draft]]:
                 text = base.text
                 vec = base_vec if base_vec is not None else vec
             elif base_vec is not None:
-                band = 0.05 if kind.startswith("dup") else 0.25
+                band = 0.25 if kind.startswith("conflict") else 0.05
                 vec = _at_distance(rng, base_vec, band + float(rng.uniform(-0.03, 0.03)))
+                if kind.startswith("dup"):  # the same claim, said again
+                    text = f"{base.text} indeed"
+                elif kind.startswith("update"):  # the same claim with its number changed
+                    text = re.sub(r"\d+$", lambda m: str(int(m.group()) + 1000), base.text)
         if kind == "novec":
             vec = None
         expiry_roll = rng.random()
@@ -143,7 +150,11 @@ def _run(store: Store, writer: Writer, drafts: list[Draft], now: float, batched:
         else:
             results = [_one_by_one(writer, d, now) for d in drafts]
     # New rows are named by the entry that made them; the starting rows keep their ids.
-    names = {mid: f"entry-{i}" for i, (how, mid, _) in enumerate(results) if how == "stored"}
+    names = {
+        mid: f"entry-{i}"
+        for i, (how, mid, _) in enumerate(results)
+        if how in ("stored", "versioned")
+    }
 
     def name(memory_id: str) -> str:
         return names.get(memory_id, memory_id)
@@ -159,6 +170,8 @@ def _run(store: Store, writer: Writer, drafts: list[Draft], now: float, batched:
         doc = asdict(row)
         doc.pop("embedding")
         doc["id"], doc["root_id"] = name(row.id), name(row.root_id)
+        if row.superseded_by is not None:  # a version the batch wrote
+            doc["superseded_by"] = name(row.superseded_by)
         rows[doc["id"]] = doc
     recorded = sorted(
         (name(c.new_id), name(c.existing_id), c.status, c.reason) for c in store.all_conflicts()
@@ -194,7 +207,7 @@ def test_a_batch_writes_exactly_what_entry_by_entry_writes_would(engine, seed: i
     # The planted cases happened, inside the batch as well as against the store.
     outcomes = batched["outcomes"]
     kinds = {o for o, _ in outcomes}
-    assert kinds == {"merged", "deduplicated", "stored"}
+    assert kinds == {"merged", "deduplicated", "stored", "versioned"}
     assert any(o != "stored" and target.startswith("entry-") for o, target in outcomes)
     assert any(o != "stored" and target.startswith("init-") for o, target in outcomes)
     assert any(c[2].startswith("entry-") for c in batched["conflicts"])
@@ -211,7 +224,8 @@ def test_store_reports_a_batch_as_entry_by_entry_requests_would(engine) -> None:
         {"text": "the API listens on 8080", "embedding": base.tolist(), "tags": ["a"]},
         {"text": "the API listens on 8080", "embedding": base.tolist(), "tags": ["b"]},
         {"text": "the API listens on port 8080", "embedding": near.tolist()},
-        {"text": "the API listens on 9090", "embedding": conflict.tolist()},
+        # A value changed and more: a conflict (the port alone would be a new version).
+        {"text": "the API listens on 9090 behind the nginx proxy", "embedding": conflict.tolist()},
     ]
     out = engine.store({"entries": entries})
     assert (out.stored, out.merged, out.deduplicated) == (2, 1, 1)

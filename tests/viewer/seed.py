@@ -28,7 +28,7 @@ PREFERENCES = [
 ]
 CREDENTIAL = "The staging database password is hunter2-Kx9!vQ"
 CONFLICT_OLD = "The API server listens on port 8080"
-CONFLICT_NEW = "The API server listens on port 9090"
+CONFLICT_NEW = "The API server listens on port 9090 behind the nginx proxy"
 XSS_SCRIPT = "<script>window.__pwned=1</script>"
 XSS_IMG = '<img src=x onerror="window.__pwned=1">'
 XSS_TAG = "<svg onload=window.__pwned=2>"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from memloom.claims import compare
 from memloom.core.conflicts import DECISIVE, Conflicts, Statement, judge
 from memloom.core.documents import as_model, ts, utc
 from memloom.core.embedding import Embedding
@@ -46,7 +47,9 @@ MAX_CANDIDATES = 5
 
 Band = Literal["duplicate", "conflict", "distinct"]
 Label = Literal["identical", "complementary", "contradictory"]
-BandOutcome = Literal["merged", "deduplicated", "stored"]
+#: ``versioned``: the write changed a value of a near neighbour and became its next
+#: version (``store`` counts it as stored, ``save`` answers ``versioned``).
+BandOutcome = Literal["merged", "deduplicated", "stored", "versioned"]
 
 __all__ = [
     "CANDIDATE_SIMILARITY",
@@ -88,8 +91,13 @@ def write_banded(
     """
     if neighbours is None:
         return write_banded_many(writer, [draft], now)[0]
-    outcome, memory_id, conflicts, _ = _settle(writer, draft, neighbours, now, writer.active)
+    outcome, memory_id, conflicts, _, _ = _settle(writer, draft, neighbours, now, writer.active)
     return outcome, memory_id, conflicts
+
+
+def stated(row: MemoryRow) -> str:
+    """What a memory said when it was written (decay may have shortened ``text``)."""
+    return row.original_text or row.text
 
 
 def _settle(
@@ -98,26 +106,69 @@ def _settle(
     neighbours: Sequence[Neighbour],
     now: float,
     current: Callable[[str], MemoryRow | None],
-) -> tuple[BandOutcome, str, list[ConflictInfo], MemoryRow | None]:
-    """The bands over ``neighbours`` (nearest first): merge into a duplicate, else
-    insert and record the conflicts. ``current(id)`` gives a neighbour's row as it
-    is now, or None to skip it. Returns the inserted row too (None for a merge)."""
+) -> tuple[BandOutcome, str, list[ConflictInfo], MemoryRow | None, str | None]:
+    """The bands over ``neighbours`` (nearest first), each pair read by
+    :func:`memloom.claims.compare` first, so that no changed value is merged away:
+
+    * the nearest in the duplicate band: the same claim merges into it; a changed
+      value makes the draft its next version; a changed value and more is stored
+      and flagged as a conflict with it;
+    * otherwise the nearest in the conflict band whose claim the draft updates gets
+      the draft as its next version; failing that the draft is stored and the
+      conflict band flagged, as before.
+
+    ``current(id)`` gives a neighbour's row as it is now, or None to skip it.
+    Returns the inserted row too (None for a merge), and the id of the row a new
+    version replaced (None otherwise)."""
+    flagged: dict[str, str] = {}
     if neighbours and band(neighbours[0].distance) == "duplicate":
         target = current(neighbours[0].row.id)
         if target is not None:
-            writer.merge_into(target, draft, now)
-            return "deduplicated", target.id, [], None
-    row = writer.add(draft, now)
-    conflicts = []
+            change = compare(stated(target), draft.text)
+            if change == "same":
+                writer.merge_into(target, draft, now)
+                return "deduplicated", target.id, [], None, None
+            if change == "update":
+                row = writer.new_version(target, version_draft(target, draft), now)
+                return "versioned", row.id, [], row, target.id
+            flagged[target.id] = "a value changed, and more (distance band)"
     for n in neighbours:
         if band(n.distance) != "conflict":
             continue
+        target = current(n.row.id)
+        if target is not None and compare(stated(target), draft.text) == "update":
+            row = writer.new_version(target, version_draft(target, draft), now)
+            return "versioned", row.id, [], row, target.id
+    row = writer.add(draft, now)
+    conflicts = []
+    for n in neighbours:
+        reason = flagged.get(n.row.id) or (
+            "distance band" if band(n.distance) == "conflict" else None
+        )
+        if reason is None:
+            continue
         existing = current(n.row.id)
         if existing is not None:
-            conflicts.append(
-                writer.record_conflict(row, existing, n.distance, "distance band", now)
-            )
-    return "stored", row.id, conflicts, row
+            conflicts.append(writer.record_conflict(row, existing, n.distance, reason, now))
+    return "stored", row.id, conflicts, row, None
+
+
+def version_draft(target: MemoryRow, item: Draft) -> Draft:
+    """What a statement that updates ``target`` writes: its words, the belief's rest
+    (tags and metadata merged, the higher sensitivity, the belief's project and TTL)."""
+    return Draft(
+        text=item.text,
+        vec=item.vec,
+        type=item.type,
+        tags=merge_tags(target.tags, item.tags),
+        source=target.source or item.source,
+        metadata=merge_metadata(target.metadata, item.metadata),
+        project=target.project,
+        sensitivity=max(target.sensitivity, item.sensitivity),
+        expires_at=target.expires_at,
+        session_id=item.session_id,
+        asserted_at=item.asserted_at,
+    )
 
 
 def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> list[Banded]:
@@ -149,7 +200,8 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
     mates = _BatchMates(drafts, now, floor)
 
     def current(memory_id: str) -> MemoryRow | None:
-        return rows[memory_id]
+        row = rows[memory_id]
+        return row if row.status == "active" else None  # a batch-mate may have versioned it
 
     def refresh(memory_id: str) -> None:
         row = store.get(memory_id)
@@ -160,17 +212,22 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
     out: list[Banded] = []
     for i, draft in enumerate(drafts):
         key = (draft.project, hashes[i])
-        if key in same:
+        if key in same and current(same[key]) is not None:
             writer.merge_into(rows[same[key]], draft, now)
             refresh(same[key])
             out.append(("merged", same[key], []))
             continue
         found = [Neighbour(rows.setdefault(n.row.id, n.row), n.similarity) for n in nearby[i]]
+        # A row an earlier draft versioned is stale now: no candidate, as the store's own
+        # search would not return it (the batch-mates' rows stand in for it).
+        found = [n for n in found if current(n.row.id) is not None]
         found.extend(Neighbour(rows[m], s) for m, s in mates.nearest(i, MAX_CANDIDATES))
         found.sort(key=lambda n: -n.similarity)  # stable: the store's rows first on a tie
-        outcome, memory_id, conflicts, new = _settle(
+        outcome, memory_id, conflicts, new, replaced = _settle(
             writer, draft, found[:MAX_CANDIDATES], now, current
         )
+        if replaced is not None:
+            refresh(replaced)  # now stale: no later draft merges into it
         if new is None:
             refresh(memory_id)
         else:
@@ -329,6 +386,13 @@ class BeliefPipeline:
             by_label.setdefault(label.label, []).append(neighbours[label.index])
         identical = by_label.get("identical", [])
         contradictory = by_label.get("contradictory", [])
+        if not identical:
+            # A changed value is an update, whatever the label said: the prompt asks for
+            # "identical" there, and this holds a model that answered otherwise to it.
+            updated = [n for n in neighbours if compare(stated(n.row), item.text) == "update"]
+            if updated:
+                identical = updated[:1]
+                contradictory = [n for n in contradictory if n.row.id != updated[0].row.id]
         verdict = None
         if contradictory and self.judge:
             try:
@@ -343,7 +407,7 @@ class BeliefPipeline:
             if identical:
                 target = writer.active(identical[0].row.id)
                 if target is not None:
-                    row = writer.new_version(target, self._version_draft(target, item), now)
+                    row = writer.new_version(target, version_draft(target, item), now)
                     return BeliefOutcome("versioned", row.id, calls=calls)
             row = writer.add(item, now)
             conflicts = []
@@ -372,24 +436,9 @@ class BeliefPipeline:
             outcome, memory_id, conflicts = write_banded(self.writer, item, now, neighbours)
         if outcome == "deduplicated":
             return BeliefOutcome("merged", memory_id)
+        if outcome == "versioned":
+            return BeliefOutcome("versioned", memory_id)
         return BeliefOutcome("conflict" if conflicts else "added", memory_id, conflicts)
-
-    @staticmethod
-    def _version_draft(target: MemoryRow, item: NewBelief) -> Draft:
-        """What a statement identical to ``target`` writes: its words, the belief's rest."""
-        return Draft(
-            text=item.text,
-            vec=item.vec,
-            type=item.type,
-            tags=merge_tags(target.tags, item.tags),
-            source=target.source or item.source,
-            metadata=merge_metadata(target.metadata, item.metadata),
-            project=target.project,
-            sensitivity=max(target.sensitivity, item.sensitivity),
-            expires_at=target.expires_at,
-            session_id=item.session_id,
-            asserted_at=item.asserted_at,
-        )
 
     def _classify(self, text: str, candidates: list[str]) -> list[Classification]:
         from memloom.llm import tasks
@@ -548,6 +597,8 @@ class Beliefs:
             outcome, memory_id, conflicts = write_banded(self.writer, draft, now)
         if outcome in ("merged", "deduplicated"):
             return SaveResponse(id=memory_id, outcome="merged")
+        if outcome == "versioned":
+            return SaveResponse(id=memory_id, outcome="versioned")
         return SaveResponse(
             id=memory_id, outcome="conflict" if conflicts else "added", conflicts=conflicts
         )

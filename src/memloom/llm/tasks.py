@@ -220,11 +220,15 @@ The user message is a JSON document: "new" (the new statement's "text") and "can
 
 Label every candidate exactly once, by its index:
 - identical: states the same belief as the new statement, even if worded differently or \
-more precisely.
+more precisely; or the same statement about the same thing with a value changed: a number, \
+port, size, time, version, path, URL, e-mail, name or identifier, quoted string, flag, a \
+state (enabled/disabled, on/off, true/false, allow/deny), a negation, or one word swapped \
+("uses npm" vs "uses pnpm"). Such a new statement is an update of the memory: it becomes \
+its next version and the old value is kept in its history.
 - complementary: related or overlapping, but both can be true at the same time: the new \
 statement adds to it, narrows it, or is about something else.
-- contradictory: both cannot be true at the same time, e.g. "uses npm" vs "uses pnpm", \
-"always X" vs "never X", a changed version, path, command or decision.
+- contradictory: both cannot be true at the same time and the new statement is more than \
+the same statement with a value changed: it says something else about the subject.
 
 Give a short reason (at most 20 words). Reply only with JSON that matches the schema.
 """

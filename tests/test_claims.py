@@ -1,0 +1,113 @@
+"""memloom.claims: what a new statement changes of a near one (issue 34)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memloom.claims import claim, compare
+
+#: (kind, old, new): the same sentence with one value changed.
+UPDATES = [
+    ("port", "The billing service runs on port 8081", "The billing service runs on port 8082"),
+    ("version", "Use Node 18 for the frontend build", "Use Node 20 for the frontend build"),
+    ("semver", "Pin fastapi to 0.115.2 in production", "Pin fastapi to 0.116.0 in production"),
+    ("size", "Uploads are limited to 10 MB", "Uploads are limited to 25 MB"),
+    ("duration", "The request timeout is 30 seconds", "The request timeout is 45 seconds"),
+    ("percent", "Keep test coverage above 80%", "Keep test coverage above 90%"),
+    ("path", "The config lives in /etc/app/config.yaml", "The config lives in /etc/app/app.toml"),
+    ("relative path", "Fixtures go in tests/fixtures/api", "Fixtures go in tests/data/api"),
+    ("url", "Staging is at https://staging.acme.dev", "Staging is at https://stage.acme.io"),
+    ("bucket", "Backups go to s3://acme-backups-prod", "Backups go to s3://acme-backups-dr"),
+    ("email", "Page the on-call at ops@acme.io", "Page the on-call at sre@acme.io"),
+    ("snake_case", "Read the key from settings.api_key", "Read the key from settings.api_token"),
+    ("CamelCase", "Errors are wrapped in ApiError", "Errors are wrapped in ServiceError"),
+    ("ALL_CAPS", "The feature flag NEW_CHECKOUT gates it", "The feature flag NEW_CART gates it"),
+    ("with digits", "The primary region is eu-west-1", "The primary region is eu-central-2"),
+    ("quoted", "Set the log level to 'debug'", "Set the log level to 'warning'"),
+    ("backticks", "Start it with `make dev`", "Start it with `make serve`"),
+    ("flag", "Run the tests with pytest -x", "Run the tests with pytest -q"),
+    ("long flag", "Build with --release", "Build with --debug"),
+    ("time", "The nightly job runs at 02:00 UTC", "The nightly job runs at 03:30 UTC"),
+    ("cron", "The cleanup cron is 0 3 * * *", "The cleanup cron is 30 4 * * 1"),
+    ("enabled", "NEW_CHECKOUT is enabled in staging", "NEW_CHECKOUT is disabled in staging"),
+    ("on/off", "Telemetry is on by default", "Telemetry is off by default"),
+    ("true/false", "STRICT_MODE is true in CI", "STRICT_MODE is false in CI"),
+    ("allow/deny", "The firewall says allow for port 22", "The firewall says deny for port 22"),
+    ("negation", "Tests must hit the network", "Tests must not hit the network"),
+    ("contraction", "The API caches responses", "The API doesn't cache responses"),
+    ("always/never", "Always rebase before merging", "Never rebase before merging"),
+    ("word swap", "Use npm in this monorepo", "Use pnpm in this monorepo"),
+    ("tool swap", "The cache is backed by Postgres", "The cache is backed by Redis"),
+    ("value added", "The API listens on port 8080", "The API listens on port 8080 and 8443"),
+    ("with 'now'", "Deploys go out on Tuesday", "Deploys now go out on Thursday"),
+]
+
+#: (kind, old, new): the same claim, said another way.
+SAME = [
+    ("identical", "Run make check", "Run make check"),
+    ("case", "Use PNPM in this repo", "use pnpm in this repo"),
+    ("v prefix", "We are on v1.2 of the SDK", "We are on 1.2 of the SDK"),
+    ("unit spacing", "Uploads are limited to 10 MB", "Uploads are limited to 10MB"),
+    ("unit spelling", "The timeout is 30 seconds", "The timeout is 30 s"),
+    ("thousands", "The pool holds 1,000 connections", "The pool holds 1000 connections"),
+    ("word order", "In CI, tests run with pytest -x", "Tests run with pytest -x in CI"),
+    ("function words", "The billing service runs on port 8081", "Billing service now on port 8081"),
+    ("synonym", "The billing service runs on port 8081", "Billing service listens on port 8081"),
+    ("acronym", "The staging database listens on port 5433", "Staging DB listens on port 5433"),
+    ("punctuation", "Deploy with make deploy.", "Deploy with make deploy"),
+    ("trailing slash", "Docs are at https://docs.acme.dev/", "Docs are at https://docs.acme.dev"),
+    ("inflection", "The worker retries failed jobs", "The worker retried failed jobs"),
+]
+
+#: (kind, old, new): a value changed and more besides: both may be true.
+DIFFERENT = [
+    (
+        "another service",
+        "The billing service runs on port 8081",
+        "The payments API listens on port 9000 behind nginx",
+    ),
+    (
+        "another environment",
+        "The staging database listens on port 5433",
+        "The production replica listens on port 5432",
+    ),
+    ("value and claim", "Use Node 18 for the frontend", "Node 20 breaks the legacy admin build"),
+]
+
+
+@pytest.mark.parametrize(("kind", "old", "new"), UPDATES, ids=[k for k, _, _ in UPDATES])
+def test_a_changed_value_is_an_update(kind, old, new):
+    assert compare(old, new) == "update", (claim(old), claim(new))
+    assert compare(new, old) == "update"  # whichever came first
+
+
+@pytest.mark.parametrize(("kind", "old", "new"), SAME, ids=[k for k, _, _ in SAME])
+def test_the_same_claim_said_otherwise_is_the_same(kind, old, new):
+    assert compare(old, new) == "same", (claim(old), claim(new))
+
+
+@pytest.mark.parametrize(("kind", "old", "new"), DIFFERENT, ids=[k for k, _, _ in DIFFERENT])
+def test_a_changed_value_and_more_is_different(kind, old, new):
+    assert compare(old, new) == "different", (claim(old), claim(new))
+
+
+def test_values_are_read_normalised():
+    c = claim("Pin v2.0 and 10 MB at 02:00 to `make dev` in /srv/app/ via --fast")
+    expected = {"num:2.0", "num:10mb", "time:02:00", "str:make dev", "path:/srv/app"}
+    assert expected | {"flag:--fast"} <= set(c.values)
+
+
+def test_it_is_fast_enough_for_the_write_path():
+    """One comparison of two fresh texts well under a millisecond (the write path does
+    one per write, for its nearest neighbour)."""
+    import time
+
+    texts = [
+        (f"Service {i} listens on port {8000 + i}", f"Service {i} runs on port {9000 + i}")
+        for i in range(2000)
+    ]
+    start = time.perf_counter()
+    for a, b in texts:
+        compare(a, b)
+    per_pair = (time.perf_counter() - start) / len(texts)
+    assert per_pair < 0.001, per_pair
