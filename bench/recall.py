@@ -89,6 +89,37 @@ def bench_numpy(x: np.ndarray, queries: np.ndarray) -> dict:
     return {"system": "numpy brute force", **percentiles(times), "top10_overlap": 1.0}
 
 
+#: Words for the fill's texts (64 each, no digits): see ``fill_text``.
+_FIRST_WORDS = (
+    "amber birch cedar dune ember fjord grove harbor iris jade kelp lagoon maple nectar "
+    "onyx pebble quartz reef sable thistle umber violet willow yarrow zephyr acorn basil "
+    "clover dahlia elder fennel ginger hazel indigo juniper kale lotus myrtle nutmeg olive "
+    "poppy quince rosemary saffron tansy ula vanilla wasabi xylem yucca zinnia alder bramble "
+    "cypress dogwood elm fir gorse heather ivy jasmine larch mimosa neem"
+)
+_FIRST = _FIRST_WORDS.split()
+_SECOND_WORDS = (
+    "anchor beacon canyon delta estuary foothill glacier headland island jetty knoll ledge "
+    "mesa narrows oasis plateau quarry ridge summit tundra upland valley wetland basin bluff "
+    "cove dell firth gulch heath inlet karst loch moor nook outcrop pass range shoal spit "
+    "strait tarn vale wold atoll bayou cape dune erg fen glen hollow isthmus kame lea marsh "
+    "ness orchard prairie rill scree steppe terrace verge"
+)
+_SECOND = _SECOND_WORDS.split()
+
+
+def fill_text(i: int) -> str:
+    """Memory ``i``'s text: four base-64 digits of ``i``, each spelled twice (a word from
+    each list), so any two texts differ in at least two words. "memory number 3" and
+    "memory number 4" would be the same sentence with a value changed, which memloom
+    now writes as a new version (memloom.claims): the fill would not be N memories."""
+    words = []
+    for _ in range(4):
+        i, digit = divmod(i, 64)
+        words += [_FIRST[digit], _SECOND[(digit * 7 + len(words)) % 64]]
+    return "memory of " + " ".join(words)
+
+
 def fill_memloom(m, x: np.ndarray) -> tuple[float, dict[str, int]]:
     """Every row of ``x`` through ``Memloom.store`` (JSON lists, batches of 1,000):
     seconds taken, and which memory each id is."""
@@ -97,7 +128,7 @@ def fill_memloom(m, x: np.ndarray) -> tuple[float, dict[str, int]]:
     id_of: dict[str, int] = {}
     for start in range(0, len(x), batch):
         entries = [
-            {"text": f"memory number {i}", "embedding": x[i].tolist()}
+            {"text": fill_text(i), "embedding": x[i].tolist()}
             for i in range(start, min(start + batch, len(x)))
         ]
         res = m.store({"entries": entries})

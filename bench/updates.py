@@ -12,7 +12,9 @@ bands only compare memories of one project), the old statement first:
   schedule, state word, negation, or one word swapped). It is kept when the new
   statement is the project's active memory and the old one is not;
 * a **paraphrase pair** says the same thing again. It is merged when the project
-  has one active memory afterwards.
+  has one active memory afterwards;
+* a **distinct pair** is two facts that look alike and are both true (another
+  subject). Both should stay active: what the rule costs where it errs.
 
 Both through ``POST /v1/memory/store``'s library call (``Memloom.store``) and
 ``Memloom.save``. Results are merged by label into ``bench/results/updates.json``.
@@ -147,18 +149,41 @@ def paraphrase_pairs(rng: random.Random) -> list[tuple[str, str, str]]:
     return out
 
 
+def distinct_pairs(rng: random.Random) -> list[tuple[str, str, str]]:
+    """(kind, first, second): two facts that look alike and are both true. What the
+    value rule costs: each one made a version of the other hides a fact from recall."""
+    out = []
+    subjects = [("frontend", "backend"), ("staging", "production"), ("web", "worker")]
+    for _ in range(15):
+        a, b = rng.choice(subjects)
+        p = rng.randrange(3000, 9999)
+        out.append(("subject and value", f"The {a} listens on port {p}",
+                    f"The {b} server listens on port {p + 1}"))  # fmt: skip
+    for _ in range(15):
+        a, b = rng.choice(subjects)
+        tool = rng.choice(["pnpm", "Vite", "ruff", "Docker"])
+        out.append(("subject swap", f"The {a} uses {tool}", f"The {b} uses {tool}"))
+    for _ in range(10):
+        s1, s2 = rng.sample(SERVICES, 2)
+        out.append(("two services", f"The {s1} service owns the invoices table",
+                    f"The {s2} service reads the invoices table every hour"))  # fmt: skip
+    return out
+
+
 def run(label: str, seed: int) -> dict:
     os.environ["MEMLOOM_LLM"] = "offline"
     import memloom
 
     rng = random.Random(seed)
     updates, paraphrases = update_pairs(rng), paraphrase_pairs(rng)
+    distinct = distinct_pairs(rng)
     doc: dict = {
         "label": label,
         "memloom": str(Path(memloom.__file__).parent),
         "seed": seed,
         "updates": len(updates),
         "paraphrases": len(paraphrases),
+        "distinct": len(distinct),
     }
     for path in ("store", "save"):
         home = Path(tempfile.mkdtemp(prefix=f"memloom-updates-{path}-"))
@@ -181,6 +206,12 @@ def run(label: str, seed: int) -> dict:
                 write(m, path, old, project)
                 write(m, path, new, project)
                 merged += len(active_texts(m, project)) == 1
+            both: Counter[str] = Counter()
+            for n, (kind, first, second) in enumerate(distinct):
+                project = f"/bench/distinct/{n}"
+                write(m, path, first, project)
+                write(m, path, second, project)
+                both[kind] += len(active_texts(m, project)) == 2
             seconds = time.perf_counter() - started
         finally:
             m.close()
@@ -191,6 +222,11 @@ def run(label: str, seed: int) -> dict:
             "update_outcomes": dict(outcomes),
             "paraphrases_merged": merged,
             "paraphrases_merged_pct": round(100 * merged / len(paraphrases), 1),
+            "distinct_both_kept": sum(both.values()),
+            "distinct_by_kind": {
+                k: f"{both[k]}/{sum(1 for d in distinct if d[0] == k)}"
+                for k in dict.fromkeys(d[0] for d in distinct)
+            },
             "seconds": round(seconds, 1),
         }
     return doc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memloom.claims import claim, compare
+from memloom.claims import carries_a_value, claim, compare, may_update
 
 #: (kind, old, new): the same sentence with one value changed.
 UPDATES = [
@@ -111,3 +111,48 @@ def test_it_is_fast_enough_for_the_write_path():
         compare(a, b)
     per_pair = (time.perf_counter() - start) / len(texts)
     assert per_pair < 0.001, per_pair
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "far"),
+    [
+        ("The payments project uses Sentry", "The payments project uses Rollbar", "update"),
+        ("The API is deployed in eu-central-1", "The API is deployed in ap-south-1", "update"),
+        ("Uploads are limited to 10 MB", "Uploads are limited to 20 MB", "update"),
+        ("Tests must hit the network", "Tests must not hit the network", "update"),
+        ("Run the unit tests with make test", "Run the unit tests with make lint", "same"),
+        ("The frontend uses pnpm", "The backend uses pnpm", "same"),
+    ],
+)
+def test_past_the_bands_only_a_value_or_a_name_is_an_update(old, new, far):
+    """Further apart than the bands reach (``far``): a changed value, or a name swapped for a
+    name, is still an update; a plain word swapped is not (it reads as another fact)."""
+    assert compare(old, new, far=True) == far
+
+
+@pytest.mark.parametrize(
+    ("text", "carries"),
+    [
+        ("The staging database listens on port 5433", True),
+        ("The payments project uses Sentry", True),
+        ("Set LOG_LEVEL in the environment", True),
+        ("Read the config from /etc/app", True),
+        ("Telemetry is off by default.", True),
+        ("The API doesn't cache responses", True),
+        ("Never rebase shared branches", True),
+        ("memory of amber anchor cedar canyon", False),
+        ("run the unit tests before pushing", False),
+    ],
+)
+def test_what_carries_a_value(text, carries):
+    assert carries_a_value(text) is carries
+
+
+def test_may_update_is_necessary_for_an_update():
+    """The cheap test never turns away a pair compare calls an update."""
+    for _, old, new in UPDATES:
+        assert may_update(old, new), (old, new)
+    assert not may_update(
+        "The billing service owns the invoices table",
+        "Use ruff for linting and formatting in every package",
+    )

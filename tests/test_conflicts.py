@@ -10,6 +10,9 @@ import memloom
 from memloom.engine import ValidationError
 from memloom.store.base import ConflictStateError, NotFoundError
 
+#: Negated, and more besides: a conflict (the negation alone is a new version, issue 34).
+NEW = "deploys never run on Fridays during a release freeze"
+
 
 def vec(deg: float) -> list[float]:
     return [math.cos(math.radians(deg)), math.sin(math.radians(deg))]
@@ -26,7 +29,7 @@ def m(tmp_path, backend):
 def conflict(m):
     """Two memories 40 degrees apart: cosine distance 0.234, in the conflict band."""
     old = m.store({"entries": [{"text": "deploys run on Fridays", "embedding": vec(0)}]}).ids[0]
-    res = m.store({"entries": [{"text": "deploys never run on Fridays", "embedding": vec(40)}]})
+    res = m.store({"entries": [{"text": NEW, "embedding": vec(40)}]})
     assert len(res.conflicts) == 1
     return old, res.ids[0], res.conflicts[0].conflict_id
 
@@ -47,7 +50,7 @@ def test_pending_conflict_is_listed_with_both_sides(m, conflict):
 
 @pytest.mark.parametrize(
     ("action", "survivor"),
-    [("keep_new", "deploys never run on Fridays"), ("keep_existing", "deploys run on Fridays")],
+    [("keep_new", NEW), ("keep_existing", "deploys run on Fridays")],
 )
 def test_keep_one_side_then_revert(m, conflict, action, survivor):
     old, new, cid = conflict
@@ -59,7 +62,7 @@ def test_keep_one_side_then_revert(m, conflict, action, survivor):
 
     reverted = m.revert(cid)
     assert reverted.status == "pending" and reverted.resolution is None
-    assert active_texts(m) == {"deploys run on Fridays", "deploys never run on Fridays"}
+    assert active_texts(m) == {"deploys run on Fridays", NEW}
     assert m.get(loser).superseded_by is None
 
 
@@ -81,7 +84,7 @@ def test_merge_writes_a_new_version_and_revert_removes_it(m, conflict):
     assert doc.merged_id == history[0].id
 
     m.revert(cid)
-    assert active_texts(m) == {"deploys run on Fridays", "deploys never run on Fridays"}
+    assert active_texts(m) == {"deploys run on Fridays", NEW}
     assert [v.version for v in m.history(old).versions] == [1]
 
 

@@ -136,7 +136,8 @@ def test_store_then_recall_ranks_closest_embedding_first(engine):
 
 def test_recall_orders_all_candidates_by_similarity(engine):
     angles = [0.0, 0.9, 1.8, 2.7]  # neighbours 1 - cos(0.9) = 0.378 apart: no bands
-    ids = [put(engine, f"memory number {i}", vec(a)) for i, a in enumerate(angles)]
+    names = ["alpha", "bravo", "charlie", "delta"]
+    ids = [put(engine, f"a note on {names[i]}", vec(a)) for i, a in enumerate(angles)]
     out = engine.recall({"query_embedding": vec(2.7)})
     assert [m.id for m in out.memories] == list(reversed(ids))
     assert [m.similarity for m in out.memories] == pytest.approx(
@@ -399,7 +400,8 @@ def test_one_entry_can_conflict_with_several_memories(engine):
 
 def test_conflict_does_not_block_the_store(engine):
     mysql = put(engine, "use MySQL", vec(0))
-    postgres = put(engine, "use Postgres", vec(0.7))  # distance 0.235: a conflict
+    # distance 0.235, and more than one name changed: a conflict (issue 34)
+    postgres = put(engine, "use Postgres for new services", vec(0.7))
     out = engine.recall({"query_embedding": vec(0.35)})
     assert sorted(m.id for m in out.memories) == sorted([mysql, postgres])
 
@@ -789,7 +791,9 @@ def test_token_budget_may_be_filled_exactly(engine):
 
 
 def test_max_results_limits_the_answer(engine):
-    ids = [put(engine, f"entry {i}", vec(a)) for i, a in enumerate((0.0, 0.9, 1.8))]
+    ids = [
+        put(engine, f"a note on {w}", vec(a)) for w, a in zip("xyz", (0.0, 0.9, 1.8), strict=True)
+    ]
     out = engine.recall({"query_embedding": vec(0), "max_results": 2})
     assert [m.id for m in out.memories] == ids[:2]
     assert (out.stats.candidates, out.stats.returned) == (3, 2)

@@ -27,7 +27,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["Change", "Claim", "claim", "compare"]
+__all__ = ["Change", "Claim", "carries_a_value", "claim", "compare", "may_update"]
 
 Change = Literal["same", "update", "different"]
 
@@ -144,7 +144,7 @@ class Claim:
     """A text read for comparison: its tokens in order (normalised), the values it
     states (a multiset), its negations, and the stems of its content words."""
 
-    __slots__ = ("content", "negations", "tokens", "values")
+    __slots__ = ("content", "names", "negations", "tokens", "values")
 
     def __init__(
         self,
@@ -152,11 +152,14 @@ class Claim:
         values: Counter[str],
         negations: int,
         content: frozenset[str],
+        names: frozenset[str] = frozenset(),
     ) -> None:
         self.tokens = tokens
         self.values = values
         self.negations = negations
         self.content = content
+        #: Words written as names (capitalised past the first word: ``Postgres``, ``Redis``).
+        self.names = names
 
     def __repr__(self) -> str:
         return f"Claim(values={dict(self.values)!r}, negations={self.negations})"
@@ -192,6 +195,7 @@ def claim(text: str) -> Claim:
     values: Counter[str] = Counter()
     negations = 0
     content: set[str] = set()
+    names: set[str] = set()
 
     def value(kind: str, normalised: str) -> None:
         tokens.append(normalised)
@@ -216,6 +220,8 @@ def claim(text: str) -> Claim:
         tokens.append(flat)
         if flat not in _STOPWORDS:
             content.add(stem(flat))
+            if tokens[:-1] and raw[:1].isupper():
+                names.add(flat)
 
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup or "word"
@@ -241,7 +247,7 @@ def claim(text: str) -> Claim:
             value("time", re.sub(r"[\s.]", "", raw.lower()))
         else:  # email, flag
             value(kind, raw.rstrip(".,;:").lower())
-    return Claim(tuple(tokens), values, negations, frozenset(content))
+    return Claim(tuple(tokens), values, negations, frozenset(content), frozenset(names))
 
 
 @lru_cache(maxsize=1)
@@ -257,6 +263,47 @@ def _synonym_stems() -> dict[str, frozenset[str]]:
     return out
 
 
+#: How many plain words two texts may differ in and still be one statement with a value
+#: changed: a swapped word is two, a changed state two, a negation one.
+_MAX_WORDS_APART = 4
+
+
+@lru_cache(maxsize=8192)
+def _gist(text: str) -> frozenset[str]:
+    """The plain words of ``text`` (letters only, function words aside), lower-cased."""
+    out = set()
+    for raw in text.lower().split():
+        word = raw.strip(".,;:!?()[]{}\"'`")
+        if word.isalpha() and word not in _STOPWORDS:
+            out.add(word)
+    return frozenset(out)
+
+
+#: What a text that states a value shows: a digit, an identifier's or a path's
+#: punctuation, a quote, a flag.
+_VALUE_MARK = re.compile(r"[\d_/@\\`\"']|--| -")
+_STATE_OR_NEGATION = _STATE_WORDS | _NEGATIONS
+
+
+def carries_a_value(text: str) -> bool:
+    """Whether ``text`` states something :func:`compare` ``far=True`` can see changed: a
+    value, a name (a capital past the first letter), a state word or a negation. Texts
+    that do not are never read against a neighbour past the distance bands (a write
+    skips that search). String methods and one character-class search (~2 µs): every
+    write asks it."""
+    if not text[1:].islower() or _VALUE_MARK.search(text) or "n't" in text:
+        return True
+    words = text.lower().replace(".", " ").replace(",", " ").replace(";", " ").split()
+    return not _STATE_OR_NEGATION.isdisjoint(words)
+
+
+def may_update(old: str, new: str) -> bool:
+    """A cheap test that :func:`compare` could answer "update": most pairs of memories
+    share too few plain words to be one statement with a value changed (a write reads
+    its nearest neighbours with it, and only those that pass are compared)."""
+    return len(_gist(old) ^ _gist(new)) <= _MAX_WORDS_APART
+
+
 def _synonyms(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` (words or their stems) say the same (``runs``/``listens``)."""
     from memloom.ranking import stem
@@ -265,35 +312,47 @@ def _synonyms(a: str, b: str) -> bool:
     return group is not None and stem(b) in group
 
 
-def _one_word_swapped(old: Claim, new: Claim) -> bool:
-    """The same sentence but for one content word, in the same place (function words
-    such as "now" aside)."""
+def _swapped(old: Claim, new: Claim) -> tuple[str, str] | None:
+    """The one token (a content word or a value) that differs between two otherwise
+    equal sentences, function words such as "now" aside; None when it is not so."""
     a_words = [t for t in old.tokens if t not in _STOPWORDS]
     b_words = [t for t in new.tokens if t not in _STOPWORDS]
     if len(a_words) != len(b_words):
-        return False
+        return None
     differing = [(a, b) for a, b in zip(a_words, b_words, strict=True) if a != b]
     if len(differing) != 1:
-        return False
+        return None
     a, b = differing[0]
     if _synonyms(a, b) or not (set(old.tokens) & set(new.tokens)):
-        return False  # a synonym; or two one-word texts with nothing else in common
+        return None  # a synonym; or two one-word texts with nothing else in common
     from memloom.ranking import stem
 
-    return stem(a) != stem(b)
+    return (a, b) if stem(a) != stem(b) else None
 
 
-def compare(old: str, new: str) -> Change:
-    """What ``new`` changes of ``old`` (see the module's docstring)."""
+def _is_value(claim_: Claim, token: str) -> bool:
+    return token == "¬" or any(key.endswith(":" + token) for key in claim_.values)
+
+
+def compare(old: str, new: str, *, far: bool = False) -> Change:
+    """What ``new`` changes of ``old`` (see the module's docstring).
+
+    ``far``: the two are further apart than the distance bands reach (their
+    embeddings differ a lot). Then only a changed value, or a name swapped for a
+    name (``Sentry`` for ``Rollbar``), is an update; "different" and "same" both
+    mean unrelated there, and the caller leaves the pair alone."""
     if old == new:
         return "same"
     a, b = claim(old), claim(new)
     if a.tokens == b.tokens:
         return "same"
+    swap = _swapped(a, b)
+    if swap is not None:
+        x, y = swap
+        if not far or _is_value(a, x) or _is_value(b, y) or (x in a.names and y in b.names):
+            return "update"
     values_changed = a.values != b.values or a.negations % 2 != b.negations % 2
     if not values_changed:
-        if a.content != b.content and _one_word_swapped(a, b):
-            return "update"
         return "same"
     if a.content == b.content or _content_is_synonymous(a.content, b.content):
         return "update"

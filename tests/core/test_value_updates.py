@@ -196,3 +196,15 @@ def test_the_classifier_is_held_to_a_changed_value_being_an_update(
     with memloom.open(home=str(tmp_path), database_url=backend) as engine:
         assert engine.get(first.id).status == "stale"
         assert [v.text for v in engine.history(second.id).versions] == [new, old]
+
+
+def test_a_name_swapped_past_the_bands_is_still_an_update(m):
+    """0.54 apart (past the conflict band): the nearest neighbour is still read, and a
+    name swapped for a name makes the next version; a plain fact far away is not."""
+    m.store({"entries": [{"text": "The payments project uses Sentry"}]})
+    res = m.store({"entries": [{"text": "The payments project uses Rollbar"}]})
+    assert (res.stored, res.conflicts) == (1, [])
+    assert active_texts(m) == ["The payments project uses Rollbar"]
+    other = m.store({"entries": [{"text": "The payments team meets on Mondays"}]})
+    assert other.stored == 1
+    assert len(active_texts(m)) == 2

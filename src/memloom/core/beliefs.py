@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
-from memloom.claims import compare
+from memloom.claims import carries_a_value, compare, may_update
 from memloom.core.conflicts import DECISIVE, Conflicts, Statement, judge
 from memloom.core.documents import as_model, ts, utc
 from memloom.core.embedding import Embedding
@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 
 DEDUP_DISTANCE = 0.15
 CONFLICT_DISTANCE = 0.35
+#: Past the conflict band, a neighbour this near is still read for a changed value: the
+#: embedding of "uses Sentry" is 0.54 from "uses Rollbar" (``claims.compare(far=True)``:
+#: only a changed value or a name swapped for a name counts there).
+UPDATE_DISTANCE = 0.6
 #: The belief pipeline looks at neighbours at least this similar.
 CANDIDATE_SIMILARITY = 0.5
 MAX_CANDIDATES = 5
@@ -56,6 +60,7 @@ __all__ = [
     "CONFLICT_DISTANCE",
     "DEDUP_DISTANCE",
     "MAX_CANDIDATES",
+    "UPDATE_DISTANCE",
     "BeliefClassifier",
     "BeliefOutcome",
     "BeliefPipeline",
@@ -106,6 +111,7 @@ def _settle(
     neighbours: Sequence[Neighbour],
     now: float,
     current: Callable[[str], MemoryRow | None],
+    reach: bool | None = None,
 ) -> tuple[BandOutcome, str, list[ConflictInfo], MemoryRow | None, str | None]:
     """The bands over ``neighbours`` (nearest first), each pair read by
     :func:`memloom.claims.compare` first, so that no changed value is merged away:
@@ -114,14 +120,21 @@ def _settle(
       value makes the draft its next version; a changed value and more is stored
       and flagged as a conflict with it;
     * otherwise the nearest in the conflict band whose claim the draft updates gets
-      the draft as its next version; failing that the draft is stored and the
-      conflict band flagged, as before.
+      the draft as its next version; or, when none is in the bands, the nearest one a
+      little further (``UPDATE_DISTANCE``) whose value or name the draft changes;
+      failing that the draft is stored and the conflict band flagged, as before.
 
     ``current(id)`` gives a neighbour's row as it is now, or None to skip it.
+    ``reach``: whether the draft states a value or a name (:func:`carries_a_value`,
+    computed here when not given), without which nothing past the bands is read.
     Returns the inserted row too (None for a merge), and the id of the row a new
     version replaced (None otherwise)."""
+    if not neighbours:  # most writes: nothing near
+        row = writer.add(draft, now)
+        return "stored", row.id, [], row, None
+    dists = [n.distance for n in neighbours]
     flagged: dict[str, str] = {}
-    if neighbours and band(neighbours[0].distance) == "duplicate":
+    if dists and dists[0] < DEDUP_DISTANCE:
         target = current(neighbours[0].row.id)
         if target is not None:
             change = compare(stated(target), draft.text)
@@ -132,24 +145,37 @@ def _settle(
                 row = writer.new_version(target, version_draft(target, draft), now)
                 return "versioned", row.id, [], row, target.id
             flagged[target.id] = "a value changed, and more (distance band)"
-    for n in neighbours:
-        if band(n.distance) != "conflict":
+    # The conflict band; or, when nothing is that near, the nearest a little further.
+    readable = [
+        (n, False)
+        for n, d in zip(neighbours, dists, strict=True)
+        if DEDUP_DISTANCE <= d < CONFLICT_DISTANCE
+    ]
+    if (
+        not readable
+        and dists
+        and CONFLICT_DISTANCE <= dists[0] < UPDATE_DISTANCE
+        and (carries_a_value(draft.text) if reach is None else reach)
+    ):
+        readable = [(neighbours[0], True)]
+    for n, far in readable:
+        if n.row.id in flagged or not may_update(stated(n.row), draft.text):
             continue
         target = current(n.row.id)
-        if target is not None and compare(stated(target), draft.text) == "update":
+        if target is not None and compare(stated(target), draft.text, far=far) == "update":
             row = writer.new_version(target, version_draft(target, draft), now)
             return "versioned", row.id, [], row, target.id
     row = writer.add(draft, now)
     conflicts = []
-    for n in neighbours:
+    for n, d in zip(neighbours, dists, strict=True):
         reason = flagged.get(n.row.id) or (
-            "distance band" if band(n.distance) == "conflict" else None
+            "distance band" if DEDUP_DISTANCE <= d < CONFLICT_DISTANCE else None
         )
         if reason is None:
             continue
         existing = current(n.row.id)
         if existing is not None:
-            conflicts.append(writer.record_conflict(row, existing, n.distance, reason, now))
+            conflicts.append(writer.record_conflict(row, existing, d, reason, now))
     return "stored", row.id, conflicts, row, None
 
 
@@ -192,12 +218,15 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
         for h, row in store.find_by_hashes(wanted, project).items():
             same[(project, h)] = row.id
             rows[row.id] = row
-    # Only a neighbour in the duplicate or conflict band can change a write; the
-    # margin keeps one whose rounded distance falls just inside the band.
+    # Only a neighbour in the duplicate or conflict band, or the nearest one a little
+    # further (UPDATE_DISTANCE: read for a changed value), can change a write; the
+    # margin keeps one whose rounded distance falls just inside.
     floor = 1.0 - CONFLICT_DISTANCE - 1e-5
+    reach = 1.0 - UPDATE_DISTANCE - 1e-5
     vecs = [d.vec for d in drafts]
-    nearby = writer.neighbours_many(vecs, projects, now, MAX_CANDIDATES, floor)
-    mates = _BatchMates(drafts, now, floor)
+    wants = [carries_a_value(d.text) for d in drafts]
+    nearby = writer.neighbours_many(vecs, projects, now, MAX_CANDIDATES, floor, reach, wants)
+    mates = _BatchMates(drafts, now, [reach if w else floor for w in wants])
 
     def current(memory_id: str) -> MemoryRow | None:
         row = rows[memory_id]
@@ -210,6 +239,7 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
             mates.refresh(row)
 
     out: list[Banded] = []
+    versioned = False  # whether a draft of this batch made a version (and a row stale)
     for i, draft in enumerate(drafts):
         key = (draft.project, hashes[i])
         if key in same and current(same[key]) is not None:
@@ -218,16 +248,18 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
             out.append(("merged", same[key], []))
             continue
         found = [Neighbour(rows.setdefault(n.row.id, n.row), n.similarity) for n in nearby[i]]
-        # A row an earlier draft versioned is stale now: no candidate, as the store's own
-        # search would not return it (the batch-mates' rows stand in for it).
-        found = [n for n in found if current(n.row.id) is not None]
+        if versioned:
+            # A row an earlier draft versioned is stale now: no candidate, as the store's
+            # own search would not return it (the batch-mates' rows stand in for it).
+            found = [n for n in found if current(n.row.id) is not None]
         found.extend(Neighbour(rows[m], s) for m, s in mates.nearest(i, MAX_CANDIDATES))
         found.sort(key=lambda n: -n.similarity)  # stable: the store's rows first on a tie
         outcome, memory_id, conflicts, new, replaced = _settle(
-            writer, draft, found[:MAX_CANDIDATES], now, current
+            writer, draft, found[:MAX_CANDIDATES], now, current, wants[i]
         )
         if replaced is not None:
             refresh(replaced)  # now stale: no later draft merges into it
+            versioned = True
         if new is None:
             refresh(memory_id)
         else:
@@ -243,9 +275,10 @@ class _BatchMates:
     similarities from one product of the batch's vectors, filtered as the store's
     neighbour search filters (same project, active, unexpired at ``now``)."""
 
-    def __init__(self, drafts: Sequence[Draft], now: float, floor: float) -> None:
+    def __init__(self, drafts: Sequence[Draft], now: float, floors: Sequence[float]) -> None:
         self.now = now
-        self.floor = floor
+        #: Per draft: how similar a batch-mate must be to be its candidate.
+        self.floors = floors
         self.ids: list[str | None] = [None] * len(drafts)
         self.live = np.zeros(len(drafts), dtype=bool)
         codes: dict[str | None, int] = {}
@@ -276,7 +309,7 @@ class _BatchMates:
         """Up to ``k`` earlier batch rows nearest draft ``i``, nearest first."""
         if self.sims is None or not self.has_vec[i]:
             return []
-        near = self.sims[i, :i] >= self.floor
+        near = self.sims[i, :i] >= self.floors[i]
         cand = np.flatnonzero(near & self.live[:i] & (self.project[:i] == self.project[i]))
         if cand.size == 0:
             return []
@@ -362,13 +395,14 @@ class BeliefPipeline:
                 if fresh is not None:
                     writer.merge_into(fresh, item, now)
                     return BeliefOutcome("merged", fresh.id)
-        neighbours = [
+        near = [
             n
             for n in writer.neighbours(item.vec, item.project, now, k=MAX_CANDIDATES)
-            if n.similarity >= CANDIDATE_SIMILARITY
+            if n.distance < UPDATE_DISTANCE
         ]
+        neighbours = [n for n in near if n.similarity >= CANDIDATE_SIMILARITY]
         if self.llm is None or not neighbours:
-            return self._write_bands(item, neighbours, now)
+            return self._write_bands(item, near, now)
         calls: Counter[str] = Counter()
         try:
             labels = self._classify(item.text, [n.row.text for n in neighbours])
@@ -378,7 +412,7 @@ class BeliefPipeline:
                 raise
             log.warning("classifier failed (%s); deciding by distance", exc)
             calls["classify_failed"] += 1
-            out = self._write_bands(item, neighbours, now)
+            out = self._write_bands(item, near, now)
             out.calls, out.fallback = calls, True
             return out
         by_label: dict[str, list[Neighbour]] = {}
@@ -389,7 +423,13 @@ class BeliefPipeline:
         if not identical:
             # A changed value is an update, whatever the label said: the prompt asks for
             # "identical" there, and this holds a model that answered otherwise to it.
-            updated = [n for n in neighbours if compare(stated(n.row), item.text) == "update"]
+            updated = [
+                n
+                for n in neighbours
+                if may_update(stated(n.row), item.text)
+                and compare(stated(n.row), item.text, far=band(n.distance) == "distinct")
+                == "update"
+            ]
             if updated:
                 identical = updated[:1]
                 contradictory = [n for n in contradictory if n.row.id != updated[0].row.id]

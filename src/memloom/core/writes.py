@@ -199,19 +199,29 @@ class Writer:
         now: float,
         k: int = 5,
         min_similarity: float = -1.0,
+        nearest_similarity: float | None = None,
+        reach: Sequence[bool] | None = None,
     ) -> list[list[Neighbour]]:
         """:meth:`neighbours` for a batch: one search per project, one read of the rows.
-        Neighbours less similar than ``min_similarity`` are left out."""
-        by_project: dict[str | None, list[tuple[int, np.ndarray]]] = {}
+        Neighbours less similar than ``min_similarity`` are left out, except the nearest
+        of a query ``reach`` marks (all, without it), kept down to ``nearest_similarity``
+        (rows are read for what is kept)."""
+        groups: dict[tuple[str | None, bool], list[tuple[int, np.ndarray]]] = {}
         for i, (vec, project) in enumerate(zip(vecs, projects, strict=True)):
             if vec is not None:
-                by_project.setdefault(project, []).append((i, vec))
+                far = nearest_similarity is not None and (reach is None or reach[i])
+                groups.setdefault((project, far), []).append((i, vec))
         hits: dict[int, list[tuple[str, float]]] = {}
-        for project, given in by_project.items():
+        for (project, far), given in groups.items():
             flt = SearchFilter(project=project, project_mode="exact", alive_at=now, own_only=True)
             queries = np.stack([v for _, v in given])
-            found = self.store.vector_search_many(queries, k, flt, min_similarity)
-            hits.update(zip((i for i, _ in given), found, strict=True))
+            floor = min_similarity
+            if far and nearest_similarity is not None:
+                floor = min(floor, nearest_similarity)
+            found = self.store.vector_search_many(queries, k, flt, floor)
+            for i, near in zip((i for i, _ in given), found, strict=True):
+                kept = [h for h in near if h[1] >= min_similarity]
+                hits[i] = kept or near[:1]
         wanted = list(dict.fromkeys(m for found in hits.values() for m, _ in found))
         rows = {r.id: r for r in self.store.get_many(wanted)} if wanted else {}
         return [
