@@ -26,7 +26,7 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall import make_queries, make_vectors
+from recall import fill_text, make_queries, make_vectors
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -118,13 +118,13 @@ def main() -> None:
         with httpx.Client(base_url=url, timeout=120, headers=AUTH) as client:
             for s in range(0, len(seed), 500):
                 entries = [
-                    {"text": f"seed memory {i}", "embedding": seed[i].tolist()}
+                    {"text": fill_text(i), "embedding": seed[i].tolist()}
                     for i in range(s, min(s + 500, len(seed)))
                 ]
                 client.post("/v1/memory/store", json={"entries": entries}).raise_for_status()
         recall_bodies = [{"query_embedding": q.tolist(), "max_results": 10} for q in queries]
         text_bodies = [
-            {"query": f"what do we know about memory number {i} and its settings?"}
+            {"query": f"what do we know about the {fill_text(i)} and its settings?"}
             for i in range(min(500, args.requests))
         ]
         offset = 0
@@ -138,7 +138,7 @@ def main() -> None:
                 {
                     "entries": [
                         {
-                            "text": f"new memory {offset + i}",
+                            "text": fill_text(args.memories + offset + i),
                             "embedding": fresh[offset + i].tolist(),
                         }
                     ]

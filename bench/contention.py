@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall import make_queries, make_vectors
+from recall import fill_text, make_queries, make_vectors
 
 RESULTS = Path(__file__).parent / "results"
 BATCH = 1000
@@ -56,7 +56,7 @@ def store_all(m: Any, x: np.ndarray, first: int) -> float:
     t = time.perf_counter()
     for start in range(0, len(x), BATCH):
         entries = [
-            {"text": f"memory number {first + i}", "embedding": x[i].tolist()}
+            {"text": fill_text(first + i), "embedding": x[i].tolist()}
             for i in range(start, min(start + BATCH, len(x)))
         ]
         m.store({"entries": entries})

@@ -300,7 +300,10 @@ def single_writes(m: Any, count: int, tag: str) -> dict:
     times = []
     outcomes = {"stored": 0, "merged": 0, "deduplicated": 0}
     for j in range(count):
-        entry = {"text": f"single write {tag} {j}", "embedding": vecs[j].tolist()}
+        entry = {
+            "text": f"single write {tag} {scale.memory_text(j)}",
+            "embedding": vecs[j].tolist(),
+        }
         t = time.perf_counter()
         res = m.store({"entries": [entry]})
         times.append(time.perf_counter() - t)

@@ -221,7 +221,7 @@ def bench_chroma(x: np.ndarray, queries: np.ndarray, truth: list[set[int]]) -> d
             col.add(
                 ids=[str(i) for i in range(start, end)],
                 embeddings=x[start:end],
-                documents=[f"memory number {i}" for i in range(start, end)],
+                documents=[fill_text(i) for i in range(start, end)],
             )
         store_s = time.perf_counter() - t
         times, overlap = [], []

@@ -53,7 +53,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from recall import DIM, exact_top, make_queries, make_vectors  # noqa: E402
+from recall import DIM, exact_top, fill_text, make_queries, make_vectors  # noqa: E402
 
 RESULTS = HERE / "results"
 DOCS = HERE.parent / "docs"
@@ -141,7 +141,10 @@ def direct_row(i: int, vec: np.ndarray, now: float) -> Any:
 
 
 def memory_text(i: int) -> str:
-    return f"memory number {i}"
+    """Memory ``i``'s text (``recall.fill_text``: unique words; "memory number i" would
+    read as one statement with its value changed, and a fill through ``store`` would make
+    versions since issue 34)."""
+    return fill_text(i)
 
 
 def index_of(text: str) -> int:

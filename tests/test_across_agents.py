@@ -73,6 +73,10 @@ def test_a_codex_memory_reaches_a_claude_code_prompt_in_the_same_repository(
     assert "REDIS_URL=redis://localhost:6380" in res.stdout
 
 
+#: Two unrelated facts (two that differ in a number only are one fact updated, issue 34).
+FACTS = ("deploys go out on Tuesdays", "the API needs Python 3.12 or newer")
+
+
 def test_status_reports_each_agent_sessions_and_its_newest_failure(tmp_path, monkeypatch, model):  # noqa: F811
     codex = tmp_path / "codex"
     claude = tmp_path / "claude"
@@ -83,7 +87,7 @@ def test_status_reports_each_agent_sessions_and_its_newest_failure(tmp_path, mon
         sid = f"019ab730-0000-7000-8000-00000000000{n}"
         path = write(
             codex / "sessions" / "2025" / "11" / "24" / rollout_name(sid),
-            [meta(sid, str(tmp_path)), user(f"REMEMBER: fact number {n}"), assistant("ok")],
+            [meta(sid, str(tmp_path)), user(f"REMEMBER: {FACTS[n - 1]}"), assistant("ok")],
         )
         old = time.time() - 3600
         os.utime(path, (old, old))

@@ -54,7 +54,13 @@ def fill(m: memloom.Memloom) -> None:
     o -= o.dot(b) * b
     o /= np.linalg.norm(o)
     near = (0.75 * b + np.sqrt(1 - 0.75**2) * o).tolist()  # cosine distance 0.25: a conflict
-    res = m.store({"entries": [{"text": "deploys never run on Fridays", "embedding": near}]})
+    res = m.store(
+        {
+            "entries": [
+                {"text": "deploys never run on Fridays during a release freeze", "embedding": near}
+            ]
+        }
+    )
     assert len(res.conflicts) == 1, res
     m.update(ids[0], "deploys run on Thursdays")
     m.expire({"ids": [ids[3]]})

@@ -19,7 +19,11 @@ def make_conflicts(home, n: int) -> list[str]:
     with memloom.open(home=str(home)) as m:
         for i in range(n):
             first = {"text": f"claim {i} alpha", "embedding": vec(0), "project": f"p{i}"}
-            second = {"text": f"claim {i} beta", "embedding": vec(40), "project": f"p{i}"}
+            second = {
+                "text": f"claim {i} beta, said otherwise",
+                "embedding": vec(40),
+                "project": f"p{i}",
+            }
             m.store({"entries": [first]})
             ids.append(m.store({"entries": [second]}).conflicts[0].conflict_id)
     return ids
@@ -47,7 +51,7 @@ def test_list_is_paged_and_show_resolve_revert_work(capsys, tmp_path):
 
     code, out, _ = cli(capsys, tmp_path, "conflicts", "show", ids[0], "--json")
     doc = json.loads(out)
-    assert doc["id"] == ids[0] and doc["new"]["text"] == "claim 0 beta"
+    assert doc["id"] == ids[0] and doc["new"]["text"] == "claim 0 beta, said otherwise"
 
     code, out, _ = cli(capsys, tmp_path, "conflicts", "resolve", ids[0], "--keep", "existing")
     assert code == 0 and "keep_existing" in out

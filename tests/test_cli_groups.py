@@ -67,7 +67,7 @@ def vec(deg: float) -> list[float]:
 def test_conflicts_alone_is_list_with_its_options(tmp_path, backend):
     with memloom.open(home=str(tmp_path), database_url=backend) as m:
         for i in range(3):  # 40 degrees apart: distance 0.23, the conflict band
-            for text, deg in ((f"claim {i} alpha", 0), (f"claim {i} beta", 40)):
+            for text, deg in ((f"claim {i} alpha", 0), (f"claim {i} beta, said otherwise", 40)):
                 m.store({"entries": [{"text": text, "embedding": vec(deg), "project": f"p{i}"}]})
         first = m.conflicts("pending").conflicts[-1].id
         m.resolve(first, {"action": "keep_both"})

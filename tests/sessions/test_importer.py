@@ -228,12 +228,25 @@ def test_secrets_are_redacted_before_the_provider_sees_them(m, model, tmp_path):
     assert secret not in stored
 
 
+#: Words for distinct facts: ``fact(i)`` and ``fact(j)`` differ in two words, so no two
+#: read as one fact with a value changed (issue 34), as "fact number 1" and "fact number 2"
+#: would.
+_TEAMS = ("amber", "birch", "cedar", "dune", "ember", "fjord")
+_TEAMS += ("grove", "harbor", "iris", "jade", "kelp", "lagoon")
+_THINGS = ("anchor", "beacon", "canyon", "delta", "estuary", "glacier")
+_THINGS += ("island", "jetty", "knoll", "ledge", "mesa", "oasis")
+
+
+def fact(i: int) -> str:
+    return f"the {_TEAMS[i % 12]} team owns the {_THINGS[(i * 5 + i // 12) % 12]} board {i // 12}"
+
+
 def test_provider_402_keeps_progress_and_a_rerun_heals(m, model, tmp_path):
     path = session_path(tmp_path)
     big = "x" * 3_000
     turns = []
     for i in range(24):  # about 74k characters: four chunks
-        turns.append(("user", f"REMEMBER: fact number {i}"))
+        turns.append(("user", f"REMEMBER: {fact(i)}"))
         turns.append(("assistant", big))
     write_session(path, turns)
     model.fail_on = {2: 402}
@@ -249,7 +262,7 @@ def test_provider_402_keeps_progress_and_a_rerun_heals(m, model, tmp_path):
     assert report.stopped is None and report.per_session[0].reason == "partial"
     assert ledger(m, path).status == "complete"
     texts = sorted(d.text for d in active(m))
-    assert texts == sorted(f"fact number {i}" for i in range(24))  # each exactly once
+    assert texts == sorted(fact(i) for i in range(24))  # each exactly once
 
 
 def test_credits_running_out_after_the_second_extraction_call_heal_to_the_clean_store(
@@ -379,10 +392,10 @@ def test_judge_keep_new_resolves_at_once_and_can_be_reverted(m, model, tmp_path)
     path = session_path(tmp_path)
     write_session(path, [("user", "REMEMBER: Deploys happen on Fridays")])
     m.import_sessions([path])
-    write_session(path, [("user", "REMEMBER: Deploys never happen on Fridays")])
+    write_session(path, [("user", "REMEMBER: Deploys never happen on Fridays during the freeze")])
     report = m.import_sessions([path])
     assert report.conflicts == 1 and report.auto_resolved == 1
-    assert [d.text for d in active(m)] == ["Deploys never happen on Fridays"]
+    assert [d.text for d in active(m)] == ["Deploys never happen on Fridays during the freeze"]
     (resolved,) = m.conflicts("resolved").conflicts
     assert resolved.resolution == "keep_new" and resolved.resolved_by == "judge"
     m.revert(resolved.id)
@@ -399,6 +412,25 @@ def test_offline_import_uses_distance_bands_and_says_so(tmp_path):
         assert report.saved == 1 and report.calls["classify"] == 0
         (doc,) = active(engine)
         assert "pnpm" in doc.text and doc.type == "preference"
+
+
+def test_offline_import_makes_a_changed_value_the_next_version(tmp_path, monkeypatch):
+    """Issue 34 on the offline import's path (the distance bands, no classifier): a later
+    session that changes the port is the memory's next version, not merged away."""
+    monkeypatch.setenv("MEMLOOM_LLM", "offline")
+    first = write_session(
+        session_path(tmp_path), [("user", "Note that the billing service runs on port 8081.")]
+    )
+    second = write_session(
+        session_path(tmp_path), [("user", "Note that the billing service runs on port 8082.")]
+    )
+    with memloom.open(home=str(tmp_path / "home")) as engine:
+        engine.import_sessions([first])
+        report = engine.import_sessions([second])
+        assert report.versioned == 1 and report.merged == 0
+        (doc,) = active(engine)
+        assert "8082" in doc.text
+        assert ["8082" in v.text for v in engine.history(doc.id).versions] == [True, False]
 
 
 # ---------------------------------------------------------------- resume cost
@@ -419,7 +451,7 @@ def test_a_healed_rerun_costs_fewer_calls_than_a_clean_run(m, model, tmp_path):
 
     turns = []
     for i in range(40):  # about 97k characters: four chunks
-        turns.append(("user", "u" * 300 + f" REMEMBER: fact number {i}"))
+        turns.append(("user", "u" * 300 + f" REMEMBER: {fact(i)}"))
         turns.append(("assistant", f"answer {i} " + "y" * 1_775))
     path = write_session(session_path(tmp_path / "a"), turns)
     clean_copy = session_path(tmp_path / "b")
@@ -456,7 +488,7 @@ def test_a_healed_rerun_costs_fewer_calls_than_a_clean_run(m, model, tmp_path):
     sent = sum(len(x["text"]) + LINE_OVERHEAD for x in context)
     assert sent <= MAX_CHUNK_CHARS * CONTEXT_SHARE
     texts = sorted(d.text for d in active(m))
-    assert texts == sorted(f"fact number {i}" for i in range(40))  # each exactly once
+    assert texts == sorted(fact(i) for i in range(40))  # each exactly once
 
 
 # ---------------------------------------------------------------- Aider's roots

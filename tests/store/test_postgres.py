@@ -347,7 +347,8 @@ def test_migrate_copies_a_sqlite_store_and_can_run_again(tmp_path, pg_url):
     home = tmp_path / "home"
     with memloom.open(home=str(home)) as m:
         first = m.store({"entries": [{"text": "deploys run on Fridays", "embedding": [1, 0]}]})
-        m.store({"entries": [{"text": "deploys never run on Fridays", "embedding": [0.77, 0.64]}]})
+        near = {"text": "deploys never run on Fridays during a freeze", "embedding": [0.77, 0.64]}
+        m.store({"entries": [near]})
         m.update(first.ids[0], "deploys run on Thursdays")
         with m.backend.transaction():
             m.backend.add_provenance(

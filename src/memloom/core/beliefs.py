@@ -420,9 +420,11 @@ class BeliefPipeline:
             by_label.setdefault(label.label, []).append(neighbours[label.index])
         identical = by_label.get("identical", [])
         contradictory = by_label.get("contradictory", [])
-        if not identical:
+        if not identical and not self.judge:
             # A changed value is an update, whatever the label said: the prompt asks for
             # "identical" there, and this holds a model that answered otherwise to it.
+            # (An import's judge settles a "contradictory" pair itself, from both
+            # excerpts: there the label stands.)
             updated = [
                 n
                 for n in neighbours
