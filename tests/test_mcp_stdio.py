@@ -35,9 +35,12 @@ def go(
     home: Path,
     err: Path,
     cache: Path | None = None,
+    shipped: str | None = "",
 ) -> Any:
     """``test`` with a client session on a fresh ``memloom mcp`` (its import log in
-    ``err``); the handshake cache in ``cache``, by default beside ``home``."""
+    ``err``); the handshake cache in ``cache``, by default beside ``home``; the shipped
+    answers ``shipped`` (``MEMLOOM_MCP_SHIPPED``; "": none, so a first start learns,
+    None: the package's own)."""
     cmd, args = command()
     env = {
         "MEMLOOM_HOME": str(home),
@@ -45,6 +48,8 @@ def go(
         "PATH": os.environ["PATH"],
         "PYTHONPROFILEIMPORTTIME": "1",
     }
+    if shipped is not None:
+        env["MEMLOOM_MCP_SHIPPED"] = shipped
     box: list[Any] = []
 
     async def main() -> None:
@@ -117,6 +122,54 @@ def test_a_data_folder_that_cannot_be_written_does_not_slow_the_start(tmp_path):
     assert len(tools) == 10
     assert stats.is_error and again.is_error  # the store cannot be opened there
     assert "Traceback" not in (tmp_path / "warm.log").read_text()
+
+
+@pytest.mark.slow
+def test_a_first_start_in_an_empty_cache_folder_answers_from_the_package(tmp_path):
+    """The first session after a plugin install: no cache yet, and no memloom code ran
+    before. The answers shipped with the package serve the handshake, the SDK unloaded,
+    and they are the SDK's own answers (the same tools as a learnt start lists)."""
+    home = tmp_path / "home"
+    shipped = go(list_tools, home, tmp_path / "shipped.log", shipped=None)
+    modules = imported(tmp_path / "shipped.log")
+    assert not {"mcp", "mcp_types", "pydantic", "numpy", "memloom.engine"} & modules
+    learnt = go(list_tools, tmp_path / "other", tmp_path / "learnt.log")
+    assert "mcp_types" in imported(tmp_path / "learnt.log")
+    assert shipped == learnt and len(shipped) == 10
+
+
+def test_the_shipped_answers_are_what_the_sdk_answers_now(tmp_path):
+    """They cannot drift: remade from the SDK server here, they equal the package's file,
+    key and answers (``python scripts/mcp_handshake.py`` remakes it)."""
+    from memloom.mcp_stdio import SHIPPED, shipped_key, write_shipped
+
+    made = write_shipped(tmp_path / "made.json")
+    shipped = json.loads(SHIPPED.read_text())
+    assert shipped["key"] == shipped_key() == made["key"], (
+        "src/memloom/mcp_handshake.json is stale: run python scripts/mcp_handshake.py"
+    )
+    assert shipped["answers"] == made["answers"]
+    versions = {k.split(" ", 1)[1] for k in made["answers"] if k.startswith("initialize ")}
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    assert versions == set(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+def test_shipped_answers_made_from_other_code_are_not_used(tmp_path, monkeypatch):
+    from memloom.mcp_stdio import SHIPPED, shipped_answers
+
+    doc = json.loads(SHIPPED.read_text())
+    assert shipped_answers() == doc["answers"]
+    for change in ({"code": "0" * 32}, {"mcp": "1.0.0"}, {"memloom": "0.0.1"}):
+        other = tmp_path / "other.json"
+        other.write_text(json.dumps({**doc, "key": {**doc["key"], **change}}))
+        monkeypatch.setenv("MEMLOOM_MCP_SHIPPED", str(other))
+        assert shipped_answers() == {}, change
+    for broken in ("{nope", "[1]", '{"key": {}}'):
+        other.write_text(broken)
+        assert shipped_answers() == {}
+    monkeypatch.setenv("MEMLOOM_MCP_SHIPPED", "")
+    assert shipped_answers() == {}
 
 
 def test_the_cache_lives_in_the_users_cache_folder(monkeypatch, tmp_path):

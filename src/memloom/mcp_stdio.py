@@ -65,20 +65,97 @@ def fingerprint() -> str:
     return "|".join(parts)
 
 
-class AnswerCache:
-    """The SDK server's answers to the handshake and the list requests, on disk."""
+#: The handshake's answers as the SDK gave them when the package was built
+#: (``python scripts/mcp_handshake.py`` writes it; ``tests/test_mcp_stdio.py`` fails
+#: when it no longer matches what the SDK answers). A first start in an empty cache
+#: folder (a plugin install runs no memloom code beforehand) answers from it.
+SHIPPED = Path(__file__).with_name("mcp_handshake.json")
+#: Modules whose code the answers come from: memloom's tools and the models their
+#: output schemas are made of (their bytes are hashed into the shipped key).
+ANSWER_SOURCES = ("memloom.mcp", "memloom.models")
+#: Distributions that write the answers (their versions, read off the dist-info folder
+#: names: ``importlib.metadata`` would cost a start ~45 ms).
+ANSWER_DISTRIBUTIONS = (("mcp", "mcp"), ("mcp_types", "mcp_types"), ("pydantic", "pydantic"),
+                        ("pydantic_core", "pydantic_core"))  # fmt: skip
 
-    def __init__(self, path: Path, stamp: str) -> None:
+
+def _dist_version(module: str, dist: str) -> str:
+    """The installed version of ``dist`` (the distribution of ``module``), "-" if unknown."""
+    from importlib.util import find_spec
+
+    spec = find_spec(module)
+    origin = spec.origin if spec is not None else None
+    if origin is None:
+        return "-"
+    site = os.path.dirname(os.path.dirname(origin))
+    prefix = f"{dist}-"
+    with suppress(OSError):
+        for entry in os.listdir(site):
+            if entry.startswith(prefix) and entry.endswith(".dist-info"):
+                return entry[len(prefix) : -len(".dist-info")]
+    return "-"
+
+
+def shipped_key() -> dict[str, str]:
+    """What the shipped answers were made from: memloom's version, a hash of the code of
+    its MCP tools, and the versions of the SDK and pydantic. Equal keys, equal answers."""
+    import hashlib
+    from importlib.util import find_spec
+
+    import memloom
+
+    code = hashlib.sha256()
+    for name in ANSWER_SOURCES:
+        spec = find_spec(name)
+        if spec is None or spec.origin is None:
+            return {}
+        code.update(Path(spec.origin).read_bytes())
+    key = {"memloom": memloom.__version__, "code": code.hexdigest()[:32]}
+    key.update({dist: _dist_version(module, dist) for module, dist in ANSWER_DISTRIBUTIONS})
+    return key
+
+
+def shipped_path() -> Path | None:
+    """The shipped answers' file: ``$MEMLOOM_MCP_SHIPPED`` when set (empty: none, every
+    first start learns from the SDK), else the package's own."""
+    named = os.environ.get("MEMLOOM_MCP_SHIPPED")
+    if named is None:
+        return SHIPPED
+    return Path(named) if named else None
+
+
+def shipped_answers() -> dict[str, Any]:
+    """The shipped answers, when they were made from this very code and SDK; else {}."""
+    path = shipped_path()
+    if path is None:
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("key") != shipped_key():
+        return {}
+    answers = doc.get("answers")
+    return answers if isinstance(answers, dict) else {}
+
+
+class AnswerCache:
+    """The SDK server's answers to the handshake and the list requests: the user's
+    cache folder, else those shipped with the package (made from the same code)."""
+
+    def __init__(self, path: Path, stamp: str, *, shipped: bool = True) -> None:
         self.path = path
         self.stamp = stamp
         self.answers: dict[str, Any] = {}
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return  # none yet, or unreadable: the SDK answers, and fills it
+            doc = None  # none yet, or unreadable: the shipped answers, else the SDK's
         if isinstance(doc, dict) and doc.get("fingerprint") == stamp:
             answers = doc.get("answers")
             self.answers = answers if isinstance(answers, dict) else {}
+        if shipped and not self.answers:
+            self.answers = dict(shipped_answers())
 
     def get(self, key: str) -> Any:
         return self.answers.get(key)
@@ -266,13 +343,18 @@ def prime(home: str | os.PathLike[str] | None = None) -> list[str]:
     that an agent's first start of ``memloom mcp`` is as fast as the later ones
     (``memloom connect`` calls it; once per memloom and SDK version). The versions
     taught; none when the cache held them already."""
-    from memloom.location import resolve_home
-
     cache = AnswerCache(cache_path(), fingerprint())
     if any(key.startswith("initialize ") for key in cache.answers):
-        return []  # taught already (by a start or an earlier connect)
+        return []  # taught already (by a start, an earlier connect, or the package)
+    return teach(cache, home)
+
+
+def teach(cache: AnswerCache, home: str | os.PathLike[str] | None = None) -> list[str]:
+    """Run the SDK server over a scripted client for every protocol version it
+    negotiates, so that ``cache`` learns the answers; the versions taught."""
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+    from memloom.location import resolve_home
     from memloom.mcp import serve_wire
 
     def request(n: int, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -298,6 +380,19 @@ def prime(home: str | os.PathLike[str] | None = None) -> list[str]:
         if cache.get(f"initialize {version}") is not None:
             taught.append(version)
     return taught
+
+
+def write_shipped(path: Path = SHIPPED) -> dict[str, Any]:
+    """Make the shipped answers from the SDK server (``scripts/mcp_handshake.py``): the
+    document written, ``{"key", "answers"}``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memloom-handshake-") as tmp:
+        cache = AnswerCache(Path(tmp) / CACHE_FILE, "build", shipped=False)
+        teach(cache, Path(tmp) / "home")
+        doc = {"key": shipped_key(), "answers": dict(sorted(cache.answers.items()))}
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return doc
 
 
 def serve(home: str | None = None, log_level: str = "WARNING") -> int:

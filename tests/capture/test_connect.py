@@ -153,6 +153,9 @@ def test_connect_teaches_memloom_mcp_its_handshake(tmp_path, monkeypatch, dirs):
 
     home, claude = dirs
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "fresh-cache"))
+    # Answers made from other code than the package ships them for (an edited checkout):
+    # connect learns them from the SDK, for the agent's first start.
+    monkeypatch.setenv("MEMLOOM_MCP_SHIPPED", "")
     res = run(home, claude, "connect", "claude-code", "--all")
     assert res.returncode == 0, res.stderr
     doc = json.loads(cache_path().read_text())
