@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -30,6 +29,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(RESULTS.parent))
+from hooks import pct  # noqa: E402  (p50/p95/max in ms, as the hooks' figures)
+
 SCRIPT = Path(sys.executable).with_name("memloom")
 
 
@@ -49,15 +51,6 @@ async def one_start(work: Path) -> tuple[float, float, int]:
         tools = await session.list_tools()
         listed = time.perf_counter() - started
     return initialized, listed, len(tools.tools)
-
-
-def pct(samples: list[float]) -> dict[str, float]:
-    ms = sorted(s * 1000 for s in samples)
-    return {
-        "p50_ms": round(statistics.median(ms), 1),
-        "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 1),
-        "max_ms": round(ms[-1], 1),
-    }
 
 
 def main() -> None:

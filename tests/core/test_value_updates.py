@@ -45,6 +45,15 @@ def m(tmp_path, backend, monkeypatch) -> Iterator[memloom.Memloom]:
         engine.close()
 
 
+def open_with_llm(monkeypatch: Any, base_url: str, home: Any, backend: str) -> memloom.Memloom:
+    """An engine whose LLM is the scripted server at ``base_url``."""
+    monkeypatch.setenv("MEMLOOM_LLM", "openai")
+    monkeypatch.setenv("MEMLOOM_LLM_BASE_URL", base_url)
+    monkeypatch.setenv("MEMLOOM_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MEMLOOM_LLM_API_KEY", "sk-test")
+    return memloom.open(home=str(home), database_url=backend)
+
+
 def active_texts(m: memloom.Memloom) -> list[str]:
     return sorted(doc.text for doc in m.list({"limit": 100}).memories)
 
@@ -131,11 +140,7 @@ def test_the_belief_pipeline_falls_back_to_the_same_rule(tmp_path, monkeypatch, 
     # A reply that is no JSON document: a failed call (not retried), as a broken model's.
     bad = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "no JSON"}}]}
     server = ScriptedOpenAI(dim=64, default=(200, bad, {}))
-    monkeypatch.setenv("MEMLOOM_LLM", "openai")
-    monkeypatch.setenv("MEMLOOM_LLM_BASE_URL", server.base_url)
-    monkeypatch.setenv("MEMLOOM_LLM_MODEL", "scripted")
-    monkeypatch.setenv("MEMLOOM_LLM_API_KEY", "sk-test")
-    engine = memloom.open(home=str(tmp_path), database_url=backend)
+    engine = open_with_llm(monkeypatch, server.base_url, tmp_path, backend)
     try:
         old, new = KINDS["port"]
         engine.save({"text": old})
@@ -177,11 +182,7 @@ def test_the_classifier_is_held_to_a_changed_value_being_an_update(
         }
 
     server = ScriptedOpenAI(dim=64, chat=chat)
-    monkeypatch.setenv("MEMLOOM_LLM", "openai")
-    monkeypatch.setenv("MEMLOOM_LLM_BASE_URL", server.base_url)
-    monkeypatch.setenv("MEMLOOM_LLM_MODEL", "scripted")
-    monkeypatch.setenv("MEMLOOM_LLM_API_KEY", "sk-test")
-    engine = memloom.open(home=str(tmp_path), database_url=backend)
+    engine = open_with_llm(monkeypatch, server.base_url, tmp_path, backend)
     try:
         old, new = KINDS["port"]
         first = engine.save({"text": old})
