@@ -168,7 +168,7 @@ def test_connect_teaches_memloom_mcp_its_handshake(tmp_path, monkeypatch, dirs):
 
 def test_a_handshake_that_cannot_be_prepared_does_not_fail_connect(monkeypatch, capsys):
     import memloom.mcp_stdio
-    from memloom.capture.connect import prime_mcp
+    from memloom.cli.capture import prime_mcp
 
     def broken() -> list[str]:
         raise ImportError("no module named 'mcp'")
@@ -178,3 +178,17 @@ def test_a_handshake_that_cannot_be_prepared_does_not_fail_connect(monkeypatch, 
     assert (
         "could not prepare memloom mcp's start (no module named 'mcp')" in capsys.readouterr().err
     )
+
+
+def test_qwen_code_is_accepted_by_the_name_users_type(tmp_path, dirs, monkeypatch):
+    """The agent is called Qwen Code: ``connect qwen-code`` is ``connect qwen``."""
+    home, claude = dirs
+    monkeypatch.setenv("QWEN_HOME", str(tmp_path / "qwen"))
+    res = run(home, claude, "connect", "qwen-code", "--all", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["agent"] == "qwen"
+    assert (tmp_path / "qwen" / "settings.json").exists()
+    res = run(home, claude, "disconnect", "qwen-code", "--json")
+    assert res.returncode == 0, res.stderr
+    res = run(home, claude, "import", "sessions", "--agent", "qwen-code", "--dry-run")
+    assert res.returncode == 0, res.stderr

@@ -42,6 +42,8 @@ ADAPTERS: dict[str, str] = {
     "qwen": "memloom.agents.qwen:QwenCode",
     "opencode": "memloom.agents.opencode:OpenCode",
 }
+#: Other names users type for an agent (its product name): ``qwen-code`` is ``qwen``.
+ALIASES: dict[str, str] = {"qwen-code": "qwen"}
 _loaded: dict[str, Agent] = {}  # by "module:Class"
 
 
@@ -53,7 +55,7 @@ def agent_names() -> tuple[str, ...]:
 def get_agent(name: str = DEFAULT_AGENT) -> Agent:
     """The adapter for ``name``; ``KeyError`` naming the known agents for any other name."""
     try:
-        where = ADAPTERS[name]
+        where = ADAPTERS[ALIASES.get(name, name)]
     except KeyError:
         raise KeyError(f"unknown agent {name!r} (known: {', '.join(ADAPTERS)})") from None
     agent = _loaded.get(where)

@@ -56,25 +56,7 @@ def connect(
     command: str, *, recall: bool = True, env: Any = None, agent: str = DEFAULT_AGENT
 ) -> ConnectResult:
     compile_package()
-    prime_mcp()
     return get_agent(agent).install_hooks(command, recall=recall, env=env)
-
-
-def prime_mcp() -> bool:
-    """Teach ``memloom mcp``'s handshake cache now (:func:`memloom.mcp_stdio.prime`), so
-    that the agent's first start of it answers at once too (OpenCode waits for it on
-    every run; the plugins declare it for every agent). False when it could not: the
-    first start then learns it, ~1 s slower once. Never fails ``connect``."""
-    try:
-        from memloom.mcp_stdio import prime
-
-        prime()
-    except Exception as exc:  # the SDK missing or broken: memloom mcp says so itself
-        import sys
-
-        sys.stderr.write(f"memloom: could not prepare memloom mcp's start ({exc})\n")
-        return False
-    return True
 
 
 def compile_package() -> bool:

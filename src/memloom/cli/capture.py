@@ -4,11 +4,13 @@ commands the installed hooks run, and ``status``."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
+from memloom.agents import ALIASES
 from memloom.cli._common import CliError, JsonOpt, State, console, emit_json, home_arg
 
 connect_app = typer.Typer(help="Install memloom's hooks into an agent.", no_args_is_help=True)
@@ -61,6 +63,22 @@ _HOOKS = {
 }
 
 
+def prime_mcp() -> bool:
+    """Teach ``memloom mcp``'s handshake cache now (:func:`memloom.mcp_stdio.prime`) when
+    the answers shipped with the package do not fit this install (an edited checkout,
+    another SDK), so that the agent's first start of it answers at once too. False when
+    it could not: the first start then learns it, ~1 s slower once. Never fails
+    ``connect``. (The CLI orchestrates it: capture knows no shell.)"""
+    try:
+        from memloom.mcp_stdio import prime
+
+        prime()
+    except Exception as exc:  # the SDK missing or broken: memloom mcp says so itself
+        sys.stderr.write(f"memloom: could not prepare memloom mcp's start ({exc})\n")
+        return False
+    return True
+
+
 def _connect(
     ctx: typer.Context,
     agent: str,
@@ -81,6 +99,7 @@ def _connect(
     home = resolve_home(state.home)
     explicit_home = home if (state.home or "MEMLOOM_HOME" in os.environ) else None
     result = connect(memloom_command(explicit_home), recall=not no_recall, agent=agent)
+    prime_mcp()
     kept = load_scope(home).roots  # the Aider folders stay watched
     scope = Scope(all=all_, projects=list(project or []), recall=not no_recall, roots=kept)
     save_scope(home, scope)
@@ -179,6 +198,9 @@ def _register_agent(agent: str, label: str, installs: str) -> None:
     )
     connect_app.command(agent)(connect_agent)
     disconnect_app.command(agent)(disconnect_agent)
+    for alias in (a for a, name in ALIASES.items() if name == agent):  # the name users type
+        connect_app.command(alias, hidden=True)(connect_agent)
+        disconnect_app.command(alias, hidden=True)(disconnect_agent)
 
 
 for _agent, (_label, _installs) in _HOOKS.items():

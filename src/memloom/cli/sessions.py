@@ -82,8 +82,9 @@ def import_sessions(
 
 def _agent_name(agent: str) -> str:
     """The registry name for ``--agent``, or a usage error listing the known ones."""
-    from memloom.agents import agent_names
+    from memloom.agents import ALIASES, agent_names
 
+    agent = ALIASES.get(agent, agent)  # qwen-code is qwen
     if agent != "all" and agent not in agent_names():
         raise typer.BadParameter(
             f"unknown agent {agent!r}; choose from {', '.join([*agent_names(), 'all'])}",

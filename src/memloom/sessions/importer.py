@@ -767,8 +767,15 @@ def import_agents(
     recognises goes to the default agent (Claude Code), whose reader counts what it
     cannot parse; a file of another agent than the one named is counted under
     ``not_transcripts``."""
-    from memloom.agents import agent_for_file, agent_names, found_agents, session_container
+    from memloom.agents import (
+        ALIASES,
+        agent_for_file,
+        agent_names,
+        found_agents,
+        session_container,
+    )
 
+    agent = ALIASES.get(agent, agent) if agent is not None else None
     every = agent is None or agent == "all"
     if not every and agent not in agent_names():
         raise ValueError(f"unknown agent {agent!r} (known: {', '.join(agent_names())}, all)")
