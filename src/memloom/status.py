@@ -14,6 +14,7 @@ from typing import Any
 
 from memloom.capture.budget import Budget, daily_cap
 from memloom.capture.connect import installed_hooks, settings_path
+from memloom.capture.plugin import plugin_installed
 from memloom.capture.queues import open_queue
 from memloom.capture.scope import load_scope
 from memloom.daemon_record import read_daemon
@@ -69,6 +70,7 @@ def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str,
             "home": str(agent.home()) if agent.found() else None,
             "hooks": {k: v for k, v in hooks.items() if k not in _NOT_HOOKS},
             "settings": where,
+            "plugin": plugin_installed(name),  # memloom installed as the agent's plugin
         }
         if hooks.get("feature_disabled"):  # Codex: config.toml turns hooks off
             out[name]["hooks_disabled"] = True

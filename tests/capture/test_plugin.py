@@ -601,3 +601,36 @@ def test_a_disabled_plugin_is_not_installed(tmp_path):
     write(root / "settings.json", '{"enabledPlugins": {"memloom@memloom": false}}')
     assert not plugin_installed("claude-code", {"CLAUDE_CONFIG_DIR": str(root)})
     assert not plugin_installed("aider", {})
+
+
+def test_status_shows_where_memloom_is_installed_as_the_agents_plugin(tmp_path):
+    """``memloom status`` says which agents have memloom as their plugin (issue 36)."""
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"memloom@memloom": True}}))
+    env = {
+        **os.environ,
+        "MEMLOOM_HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(claude),
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "MEMLOOM_LLM": "offline",
+    }
+
+    def status(*args: str) -> str:
+        res = subprocess.run(
+            [sys.executable, "-m", "memloom._entry", "status", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert res.returncode == 0, res.stderr
+        return res.stdout
+
+    agents = json.loads(status("--json"))["agents"]
+    assert agents["claude-code"]["plugin"] is True and agents["codex"]["plugin"] is False
+    assert "plugin installed" in next(ln for ln in status().splitlines() if "claude-code" in ln)
+    (claude / "settings.json").write_text(
+        json.dumps({"enabledPlugins": {"memloom@memloom": False}})
+    )
+    assert json.loads(status("--json"))["agents"]["claude-code"]["plugin"] is False

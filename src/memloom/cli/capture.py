@@ -397,12 +397,13 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     out.print(f"hooks       {', '.join(hooks) or 'not installed'} ({h['settings']})", markup=False)
     for name, a in doc.get("agents", {}).items():
         seen = a.get("imports") or {}
-        if not a["found"] and not seen.get("sessions"):
-            continue
         on = [k for k, v in a["hooks"].items() if v]
+        if not a["found"] and not seen.get("sessions") and not a.get("plugin"):
+            continue
         parts = [
             "found" if a["found"] else "not found",
             f"hooks {', '.join(on) or 'not installed'}" if a["settings"] else "no hooks",
+            *(["plugin installed"] if a.get("plugin") else []),
             f"{seen.get('sessions', 0)} sessions, {seen.get('memories', 0)} memories",
         ]
         if seen.get("last_import"):
