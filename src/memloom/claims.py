@@ -27,6 +27,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Literal
 
+from memloom.ranking import stem
+
 __all__ = ["Change", "Claim", "carries_a_value", "claim", "compare", "may_update"]
 
 Change = Literal["same", "update", "different"]
@@ -50,13 +52,13 @@ _UNITS = {
 }  # fmt: skip
 
 
-#: Words that set a state: one for another is a changed value (enabled -> disabled).
-#: "on", "up", "down", "open" and "no" are prepositions and determiners too often to be
-#: values: "off" alone marks "on -> off", a negation "no".
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+#: Words that set a state: one for another is a changed value (enabled -> disabled).
+#: "on", "up", "down", "open" and "no" are prepositions and determiners too often to be
+#: values: "off" alone marks "on -> off", a negation "no".
 _STATE_WORDS = _words(
     """enabled disabled enable disable off true false yes allow deny allowed denied
     allows denies accept reject accepted rejected closed opened active inactive
@@ -189,8 +191,6 @@ def _unit_left_over(text: str) -> str | None:
 def claim(text: str) -> Claim:
     """``text`` read as tokens, values and content words (cached: a batch compares one
     neighbour's text with many drafts)."""
-    from memloom.ranking import stem
-
     tokens: list[str] = []
     values: Counter[str] = Counter()
     negations = 0
@@ -253,8 +253,6 @@ def claim(text: str) -> Claim:
 @lru_cache(maxsize=1)
 def _synonym_stems() -> dict[str, frozenset[str]]:
     """Each synonym's stem -> the stems of its group (content words are compared stemmed)."""
-    from memloom.ranking import stem
-
     out: dict[str, frozenset[str]] = {}
     for group in _SYNONYMS:
         stems = frozenset(stem(w) for w in group)
@@ -306,8 +304,6 @@ def may_update(old: str, new: str) -> bool:
 
 def _synonyms(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` (words or their stems) say the same (``runs``/``listens``)."""
-    from memloom.ranking import stem
-
     group = _synonym_stems().get(stem(a))
     return group is not None and stem(b) in group
 
@@ -325,8 +321,6 @@ def _swapped(old: Claim, new: Claim) -> tuple[str, str] | None:
     a, b = differing[0]
     if _synonyms(a, b) or not (set(old.tokens) & set(new.tokens)):
         return None  # a synonym; or two one-word texts with nothing else in common
-    from memloom.ranking import stem
-
     return (a, b) if stem(a) != stem(b) else None
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "DAEMON_FILE",
     "daemon_file",
     "is_loopback",
+    "reachable_url",
     "read_daemon",
     "remove_daemon_record",
     "stop_daemon",
@@ -41,6 +42,12 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def reachable_url(url: str) -> str:
+    """``url`` with a wildcard bind (``0.0.0.0``, ``[::]``) replaced by the loopback
+    address of its family: where a browser on this machine reaches the daemon."""
+    return url.replace("[::]", "[::1]").replace("0.0.0.0", "127.0.0.1")
 
 
 def daemon_file(home: Path) -> Path:

@@ -73,26 +73,31 @@ SHIPPED = Path(__file__).with_name("mcp_handshake.json")
 #: Modules whose code the answers come from: memloom's tools and the models their
 #: output schemas are made of (their bytes are hashed into the shipped key).
 ANSWER_SOURCES = ("memloom.mcp", "memloom.models")
-#: Distributions that write the answers (their versions, read off the dist-info folder
-#: names: ``importlib.metadata`` would cost a start ~45 ms).
-ANSWER_DISTRIBUTIONS = (("mcp", "mcp"), ("mcp_types", "mcp_types"), ("pydantic", "pydantic"),
-                        ("pydantic_core", "pydantic_core"))  # fmt: skip
+#: Distributions that write the answers, each importable by its own name (their
+#: versions are read off the dist-info folder names: ``importlib.metadata`` would cost
+#: a start ~45 ms).
+ANSWER_DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 
 
-def _dist_version(module: str, dist: str) -> str:
-    """The installed version of ``dist`` (the distribution of ``module``), "-" if unknown."""
+def _dist_version(dist: str, listings: dict[str, list[str]]) -> str:
+    """The installed version of ``dist`` (a distribution importable as ``dist``), "-" if
+    unknown. ``listings``: site folders already listed (they all sit in one)."""
     from importlib.util import find_spec
 
-    spec = find_spec(module)
+    spec = find_spec(dist)
     origin = spec.origin if spec is not None else None
     if origin is None:
         return "-"
     site = os.path.dirname(os.path.dirname(origin))
+    if site not in listings:
+        try:
+            listings[site] = os.listdir(site)
+        except OSError:
+            listings[site] = []
     prefix = f"{dist}-"
-    with suppress(OSError):
-        for entry in os.listdir(site):
-            if entry.startswith(prefix) and entry.endswith(".dist-info"):
-                return entry[len(prefix) : -len(".dist-info")]
+    for entry in listings[site]:
+        if entry.startswith(prefix) and entry.endswith(".dist-info"):
+            return entry[len(prefix) : -len(".dist-info")]
     return "-"
 
 
@@ -111,7 +116,8 @@ def shipped_key() -> dict[str, str]:
             return {}
         code.update(Path(spec.origin).read_bytes())
     key = {"memloom": memloom.__version__, "code": code.hexdigest()[:32]}
-    key.update({dist: _dist_version(module, dist) for module, dist in ANSWER_DISTRIBUTIONS})
+    listings: dict[str, list[str]] = {}
+    key.update({dist: _dist_version(dist, listings) for dist in ANSWER_DISTRIBUTIONS})
     return key
 
 

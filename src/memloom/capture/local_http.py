@@ -130,8 +130,6 @@ def post_json(
         if token:
             headers.append(f"Authorization: Bearer {token}")
         reply = conn.exchange(_request("POST", path, host_header, headers, data))
-    if "chunked" in reply.headers.get("transfer-encoding", "").lower():
-        raise LocalHTTPError("a chunked reply (memloom's daemon sends a Content-Length)")
     if not 200 <= reply.status < 300:
         raise LocalHTTPError(f"HTTP {reply.status}: {reply.body[:200].decode('utf-8', 'replace')}")
     return json.loads(reply.body)

@@ -130,7 +130,7 @@ def ui(ctx: typer.Context) -> None:
 
     from memloom.access import find_token
     from memloom.config import resolve_home
-    from memloom.daemon_record import read_daemon
+    from memloom.daemon_record import reachable_url, read_daemon
     from memloom.errors import ConfigError
     from memloom.location import read_config
     from memloom.server.daemon import viewer_link
@@ -157,7 +157,7 @@ def ui(ctx: typer.Context) -> None:
         source = find_token(home, read_config(home))
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
-    base = str(info["url"]).replace("[::]", "[::1]").replace("0.0.0.0", "127.0.0.1")
+    base = reachable_url(str(info["url"]))
     url = viewer_link(base, source.token) if source is not None else base + "/"
     opened = webbrowser.open(url)
     shown = base + "/#token=…" if source is not None else url

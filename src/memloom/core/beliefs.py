@@ -134,7 +134,7 @@ def _settle(
         return "stored", row.id, [], row, None
     dists = [n.distance for n in neighbours]
     flagged: dict[str, str] = {}
-    if dists and dists[0] < DEDUP_DISTANCE:
+    if band(dists[0]) == "duplicate":
         target = current(neighbours[0].row.id)
         if target is not None:
             change = compare(stated(target), draft.text)
@@ -146,15 +146,11 @@ def _settle(
                 return "versioned", row.id, [], row, target.id
             flagged[target.id] = "a value changed, and more (distance band)"
     # The conflict band; or, when nothing is that near, the nearest a little further.
-    readable = [
-        (n, False)
-        for n, d in zip(neighbours, dists, strict=True)
-        if DEDUP_DISTANCE <= d < CONFLICT_DISTANCE
-    ]
+    readable = [(n, False) for n, d in zip(neighbours, dists, strict=True) if band(d) == "conflict"]
     if (
         not readable
-        and dists
-        and CONFLICT_DISTANCE <= dists[0] < UPDATE_DISTANCE
+        and band(dists[0]) == "distinct"
+        and dists[0] < UPDATE_DISTANCE
         and (carries_a_value(draft.text) if reach is None else reach)
     ):
         readable = [(neighbours[0], True)]
@@ -168,9 +164,7 @@ def _settle(
     row = writer.add(draft, now)
     conflicts = []
     for n, d in zip(neighbours, dists, strict=True):
-        reason = flagged.get(n.row.id) or (
-            "distance band" if DEDUP_DISTANCE <= d < CONFLICT_DISTANCE else None
-        )
+        reason = flagged.get(n.row.id) or ("distance band" if band(d) == "conflict" else None)
         if reason is None:
             continue
         existing = current(n.row.id)

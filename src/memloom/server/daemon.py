@@ -20,6 +20,7 @@ from typing import Any
 import memloom
 from memloom.daemon_record import (
     is_loopback,
+    reachable_url,
     read_daemon,
     remove_daemon_record,
     write_daemon_record,
@@ -314,7 +315,7 @@ def serve(
         }
         write_daemon_record(settings.home, record)
         log.info("memloom serving %s", url)
-        browse = url.replace("[::]", "[::1]").replace("0.0.0.0", "127.0.0.1")
+        browse = reachable_url(url)
         sys.stderr.write(
             f"memloom: serving {url} (token: {where})\n"
             f"memloom: viewer: {viewer_link(browse, secret)}\n"
