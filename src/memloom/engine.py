@@ -23,6 +23,7 @@ from memloom.core.context import CoreContext
 from memloom.core.embedding import Embedding
 from memloom.core.lifecycle import Lifecycle
 from memloom.core.maintenance import Maintenance
+from memloom.core.native import FileNotes, FileOutcome, Native
 from memloom.core.recall import Recall
 from memloom.core.writes import Observer, Writer
 from memloom.embed import Embedder, check_fingerprint, make_embedder
@@ -53,7 +54,14 @@ from memloom.models import (
     UpdateResponse,
 )
 from memloom.store import open_store
-from memloom.store.base import LedgerRow, Principal, ProvenanceRow, Store, TeamStore
+from memloom.store.base import (
+    LedgerRow,
+    NativeRow,
+    Principal,
+    ProvenanceRow,
+    Store,
+    TeamStore,
+)
 
 __all__ = ["BLAS_THREADS", "Memloom", "ValidationError", "limit_blas_threads", "open"]
 
@@ -94,6 +102,7 @@ class Memloom:
         self._lifecycle = Lifecycle(ctx, self._writer, self._embedding)
         self._maintenance = Maintenance(ctx, self._writer)
         self._activity = Activity(ctx)
+        self._native = Native(ctx, self._writer)
         if check_embedder:
             check_fingerprint(store.get_meta("embedder"), embedder)
 
@@ -258,6 +267,43 @@ class Memloom:
         if root is not None and agent in (None, "all"):
             agent = DEFAULT_AGENT
         return import_agents(self, llm or self.llm, options, agent)
+
+    # ------------------------------------------------------------ the agents' own memories
+
+    def import_native(
+        self,
+        agents: Sequence[str] | None = None,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        covers: Any = None,
+        configured: bool = False,
+    ) -> Any:
+        """Follow the coding agents' own memory files (``memloom.sessions.native``): no
+        LLM call. ``agents``: registry names (None: those config.toml's ``[native]``
+        names, by default every agent that keeps a memory of its own); ``covers``:
+        which projects may be read (capture's scope); ``configured``: of ``agents``, only
+        those ``[native]`` names (capture asks so; a command names what it reads)."""
+        from memloom.sessions.native import NativeOptions, import_native, native_agents
+
+        if agents is None or configured:
+            try:
+                allowed = native_agents(self.settings.raw)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from exc
+            agents = allowed if agents is None else [a for a in agents if a in allowed]
+        options = NativeOptions(agents=agents, force=force, dry_run=dry_run, covers=covers)
+        return import_native(self, options)
+
+    def native_apply(self, file: FileNotes) -> FileOutcome:
+        return self._native.apply(file)
+
+    def native_rows(self, folders: Sequence[str]) -> list[NativeRow]:
+        return self._native.rows(folders)
+
+    def native_summary(self) -> list[dict[str, Any]]:
+        """Per agent and folder of its own memory: files, notes, memories, when read."""
+        return self.backend.native_summary()
 
     def resolve_id(self, memory_id: str) -> str:
         """Accept a unique prefix (at least 4 characters) as people type ids by hand."""

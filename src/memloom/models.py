@@ -306,6 +306,9 @@ class RecallRequest(_Request):
     max_results: int = Field(default=10, ge=1, le=1000)
     max_tokens: int | None = Field(default=None, ge=1)
     tags: Tags = Field(default_factory=list)
+    #: Leave out memories carrying any of these tags (an agent's prompt hook leaves out
+    #: ``native:<agent>``: what that agent's own memory already shows it).
+    exclude_tags: Tags = Field(default_factory=list)
     boost_tags: Tags = Field(default_factory=list)
     task_context: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
     #: A number in [0, 1], or ``"auto"``: the calibrated threshold (``ranking.

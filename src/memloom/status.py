@@ -47,11 +47,15 @@ def _event(e: tuple[str, str | None, float] | None) -> dict[str, Any] | None:
 _NOT_HOOKS = ("readable", "feature_disabled")
 
 
-def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def agents_summary(
+    imports: dict[str, Any] | None = None, native: list[dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
     """Per agent memloom can read: whether its home exists, which hooks are in (for
     Codex, ``trust``: whether Codex will run each, :meth:`Codex.hook_trust`) and,
     given the ledger's ``imports`` (:meth:`memloom.Memloom.ledger_stats`), how many of
-    its sessions were imported, when last, and the newest session still failing."""
+    its sessions were imported, when last, and the newest session still failing; given
+    ``native`` (:meth:`memloom.Memloom.native_summary`), the folders of the agent's own
+    memory memloom reads, with their files, notes and memories, and when last read."""
     from memloom.agents import agent_names, get_agent
 
     out: dict[str, dict[str, Any]] = {}
@@ -89,6 +93,12 @@ def agents_summary(imports: dict[str, Any] | None = None) -> dict[str, dict[str,
             }
             last = seen["last_import"]
             out[name]["imports"] = {**seen, "last_import_text": _when(last) if last else None}
+        if native is not None and agent.native_memory:
+            out[name]["native"] = [
+                {**f, "read_at_text": _when(f["read_at"]) if f["read_at"] else None}
+                for f in native
+                if f["agent"] == agent.name
+            ]
     return out
 
 
@@ -97,6 +107,7 @@ def capture_summary(
     settings_raw: dict[str, Any],
     settings: Any = None,
     imports: dict[str, Any] | None = None,
+    native: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Queue, budget, scope, hooks and the last events: no engine needed.
 
@@ -124,7 +135,7 @@ def capture_summary(
             "enabled": scope.enabled,
         },
         "hooks": {**installed_hooks(), "settings": str(settings_path())},
-        "agents": agents_summary(imports),
+        "agents": agents_summary(imports, native),
         "capture": {
             "queued": pending,
             "last_hook": _event(last_hook),
@@ -158,10 +169,11 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
     daemon = read_daemon(home)
     with memloom.open(settings=settings) as m:
         imports = m.ledger_stats()
+        native = m.native_summary()
         stats = m.stats()
         llm = m.llm.description
         embedder = m.embedder.fingerprint
-    summary = capture_summary(home, settings.raw, settings, imports)
+    summary = capture_summary(home, settings.raw, settings, imports, native)
     return {
         "home": str(home),
         "daemon": {

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         ParseResult,
         SessionFile,
     )
+    from memloom.agents.native import NativeFolder, NativeNote
 
 __all__ = ["AgentAdapter"]
 
@@ -64,6 +65,9 @@ class AgentAdapter:
     digest_with_prompt: ClassVar[bool] = False
     #: See :attr:`memloom.agents.base.Agent.digest_each_start`.
     digest_each_start: ClassVar[bool] = False
+    #: The agent keeps memories of its own, read by the package's ``native.py``:
+    #: ``folders(env)``, ``read(folder, path, text)`` and optionally ``files(folder)``.
+    native_memory: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -141,6 +145,23 @@ class AgentAdapter:
 
     def project_of(self, path: Path) -> str | None:
         return self.part("discover:session_project")(path)
+
+    # -- the agent's own memory
+
+    def native_folders(self, env: Env | None = None) -> list[NativeFolder]:
+        return self.part("native:folders")(env) if self.native_memory else []
+
+    def native_files(self, folder: NativeFolder) -> tuple[list[tuple[Path, Any]], Discovery]:
+        module = importlib.import_module(f"{self.package}.native")
+        listed = getattr(module, "files", None)
+        if listed is not None:
+            return listed(folder)
+        from memloom.agents.native import list_files
+
+        return list_files(folder.path)
+
+    def read_native(self, folder: NativeFolder, path: Path, text: str) -> list[NativeNote]:
+        return self.part("native:read")(folder, path, text)
 
     # -- hooks
 

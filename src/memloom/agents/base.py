@@ -276,3 +276,19 @@ class Agent(Protocol):
     def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
         """The capture hook's stdin payload, checked; ``NotificationRefused`` says why not."""
         ...
+
+    #: The agent keeps memories of its own (:mod:`memloom.agents.native`).
+    native_memory: bool
+
+    def native_folders(self, env: Env | None = None) -> list[Any]:
+        """The folders of the agent's own memory (``NativeFolder``), with their projects."""
+        ...
+
+    def native_files(self, folder: Any) -> tuple[list[tuple[Path, Any]], Discovery]:
+        """The files of one such folder that may be read (with their stat), and what
+        was left out, counted by reason."""
+        ...
+
+    def read_native(self, folder: Any, path: Path, text: str) -> list[Any]:
+        """One memory file's notes (``NativeNote``), in file order."""
+        ...

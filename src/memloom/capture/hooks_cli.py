@@ -98,7 +98,10 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
 
     def pick(seen: set[str]) -> list[Any]:
         # Ask for as many more as were shown already, so that new ones still fill the slots.
-        query = {**hook_query(prompt, project), "max_results": PROMPT_MEMORIES + len(seen)}
+        query = {
+            **hook_query(prompt, project, adapter.name),
+            "max_results": PROMPT_MEMORIES + len(seen),
+        }
         daemon = read_daemon(home)
         memories = None
         if daemon is not None:
@@ -108,14 +111,16 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
             except Exception as exc:
                 _log(home, "hook_recall_failed", str(exc))
         if memories is None:
-            memories = keyword_recall(settings, prompt, project, limit=query["max_results"])
+            memories = keyword_recall(
+                settings, prompt, project, limit=query["max_results"], agent=adapter.name
+            )
         budget = recall_tokens(settings.raw, "prompt_tokens")
         return fresh_within(memories, seen, PROMPT_MEMORIES, budget)
 
     digest: list[Any] = []
 
     def pick_both(seen: set[str]) -> list[Any]:
-        digest[:] = _digest(settings, project, seen)
+        digest[:] = _digest(settings, project, seen, adapter.name)
         return digest + pick(seen | {str(m["id"]) for m in digest})
 
     if adapter.digest_with_prompt:
@@ -182,7 +187,7 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
     project = adapter.hook_cwd(payload) or None
 
     def pick(seen: set[str]) -> list[Any]:
-        return _digest(settings, project, seen)
+        return _digest(settings, project, seen, adapter.name)
 
     again = adapter.digest_each_start and payload.get("source") not in (None, "startup")
     digest = format_digest(_once_per_session(home, settings, payload, pick, again=again))
@@ -206,12 +211,13 @@ def _claim_note(home: Path, payload: dict[str, Any]) -> bool:
         queue.close()
 
 
-def _digest(settings: Any, project: str | None, seen: set[str]) -> list[Any]:
-    """The digest's memories this session was not shown yet, within ``[recall] digest_tokens``."""
+def _digest(settings: Any, project: str | None, seen: set[str], agent: str) -> list[Any]:
+    """The digest's memories this session was not shown yet, within ``[recall]
+    digest_tokens``; none from ``agent``'s own memory (it shows them itself)."""
     from memloom.capture.prompt import digest_memories, fresh_within, recall_tokens
 
     budget = recall_tokens(settings.raw, "digest_tokens")
-    return fresh_within(digest_memories(settings, project), seen, DIGEST_LIMIT, budget)
+    return fresh_within(digest_memories(settings, project, agent), seen, DIGEST_LIMIT, budget)
 
 
 #: The most memories a digest lists (its token budget usually stops it first).

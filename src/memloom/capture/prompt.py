@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from memloom.agents.markup import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN
+from memloom.agents.markup import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, native_tag
 from memloom.store.dialect import SQLITE
 from memloom.store.filters import SearchFilter, where
 
@@ -62,17 +62,21 @@ def fresh_within(
     return chosen
 
 
-def hook_query(prompt: str, project: str | None) -> dict[str, Any]:
+def hook_query(prompt: str, project: str | None, agent: str | None = None) -> dict[str, Any]:
     """The recall request of the prompt-recall hook (the daemon answers it; the
     injection benchmark replays it): the top memories of the project at hand that pass
-    the calibrated relevance threshold, never credentials."""
-    return {
+    the calibrated relevance threshold, never credentials, and never what ``agent``
+    (its source name) shows the model from its own memory already."""
+    query: dict[str, Any] = {
         "query": prompt[:2000],
         "max_results": PROMPT_MEMORIES,
         "project": project,
         "max_sensitivity": 2,
         "min_relevance": "auto",
     }
+    if agent:
+        query["exclude_tags"] = [native_tag(agent)]
+    return query
 
 
 def wants_recall(prompt: Any) -> bool:
@@ -121,27 +125,35 @@ def format_block(memories: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join([MEMLOOM_CONTEXT_OPEN, HEADER, *lines, MEMLOOM_CONTEXT_CLOSE]) + "\n"
 
 
-def _prompt_filter(project: str | None) -> SearchFilter:
-    """What a prompt may be shown: active, below secret, not past its TTL, and of the
-    project at hand or global (both backends use this one filter)."""
+def _prompt_filter(project: str | None, agent: str | None = None) -> SearchFilter:
+    """What a prompt may be shown: active, below secret, not past its TTL, of the
+    project at hand or global, and not from ``agent``'s own memory (it shows that
+    already): both backends use this one filter."""
     return SearchFilter(
         project=project,
         project_mode="scoped" if project else "any",
         max_sensitivity=2,
         alive_at=time.time(),
+        exclude_tags=frozenset({native_tag(agent)}) if agent else None,
     )
 
 
 def keyword_recall(
-    location: Location, prompt: str, project: str | None, *, limit: int = 5
+    location: Location,
+    prompt: str,
+    project: str | None,
+    *,
+    limit: int = 5,
+    agent: str | None = None,
 ) -> list[dict[str, Any]]:
     """The fallback when no daemon runs: keywords only, read-only, no model to load.
-    ``location``: where the store is (:func:`memloom.location.locate`)."""
+    ``location``: where the store is (:func:`memloom.location.locate`); ``agent``: the
+    source name of the agent asking (its own memory's notes are left out)."""
     from memloom.ranking import query_terms, selective_terms, stem
 
     path = location.sqlite_path
     if path is None:
-        return _shared_keyword_recall(location.home, prompt, project, limit=limit)
+        return _shared_keyword_recall(location.home, prompt, project, limit=limit, agent=agent)
     if not path.exists():
         return []
     terms = query_terms(prompt)[:32]
@@ -161,7 +173,7 @@ def keyword_recall(
         if not chosen:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
-        conditions, params = where(_prompt_filter(project), SQLITE, "m")
+        conditions, params = where(_prompt_filter(project, agent), SQLITE, "m")
         rows = db.execute(
             "SELECT m.id, m.text, m.type, m.project, m.sensitivity FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
@@ -196,7 +208,7 @@ def relevant_by_keywords(
 
 
 def _shared_keyword_recall(
-    home: Path, prompt: str, project: str | None, *, limit: int
+    home: Path, prompt: str, project: str | None, *, limit: int, agent: str | None
 ) -> list[dict[str, Any]]:
     """The same fallback on a PostgreSQL store, through the store's own keyword arm."""
     from memloom.config import load_settings
@@ -212,7 +224,7 @@ def _shared_keyword_recall(
         chosen = [t for t in selective_terms(terms, df, max(total, 1000)) if df.get(stem(t))]
         if not chosen:
             return []
-        hits = store.keyword_search(chosen, limit, _prompt_filter(project))
+        hits = store.keyword_search(chosen, limit, _prompt_filter(project, agent))
         rows = store.get_many([h[0] for h in hits])
     finally:
         store.close()
@@ -256,14 +268,17 @@ def _digest_order(rows: Sequence[Mapping[str, Any]], project: str | None) -> lis
     )
 
 
-def digest_memories(location: Location, project: str | None) -> list[dict[str, Any]]:
-    """The candidates of a session-start digest, best first (read-only, no model)."""
+def digest_memories(
+    location: Location, project: str | None, agent: str | None = None
+) -> list[dict[str, Any]]:
+    """The candidates of a session-start digest, best first (read-only, no model);
+    ``agent``: as for :func:`keyword_recall`."""
     path = location.sqlite_path
     if path is None:
-        return _shared_digest(location.home, project)
+        return _shared_digest(location.home, project, agent)
     if not path.exists():
         return []
-    conditions, params = where(_prompt_filter(project), SQLITE, "m")
+    conditions, params = where(_prompt_filter(project, agent), SQLITE, "m")
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
     try:
         db.row_factory = sqlite3.Row
@@ -279,7 +294,7 @@ def digest_memories(location: Location, project: str | None) -> list[dict[str, A
     return [dict(r) for r in _digest_order([dict(r) for r in rows], project)]
 
 
-def _shared_digest(home: Path, project: str | None) -> list[dict[str, Any]]:
+def _shared_digest(home: Path, project: str | None, agent: str | None) -> list[dict[str, Any]]:
     """The same candidates on a PostgreSQL store, through the store's list."""
     from memloom.config import load_settings
     from memloom.store import open_store
@@ -287,7 +302,7 @@ def _shared_digest(home: Path, project: str | None) -> list[dict[str, Any]]:
     store = open_store(load_settings(home))
     try:
         page = store.list(
-            _prompt_filter(project),
+            _prompt_filter(project, agent),
             source=None,
             min_sensitivity=None,
             order="accessed",

@@ -123,6 +123,25 @@ class CaptureWorker:
             return
         queue.finish(job.id, "done", f"saved {report.saved}, versioned {report.versioned}")
         queue.log("worker_run", f"{path} saved {report.saved}")
+        # The session may have written to the agent's own memory: follow it now.
+        self.follow_native(queue, [agent], scope)
+
+    def follow_native(self, queue: Any, agents: list[str] | None, scope: Any) -> None:
+        """Read the agents' own memory files (``[native]`` in config.toml; no LLM call,
+        no budget), for the projects capture covers; a failure is logged, not raised."""
+        try:
+            report = self.engine.import_native(agents, covers=scope.covers, configured=True)
+        except Exception as exc:
+            self.last_error = f"native memory: {exc}"
+            queue.log("native_error", self.last_error)
+            log.warning("reading the agents' own memory failed: %s", exc)
+            return
+        if report.changed or report.removed:
+            queue.log(
+                "native_run",
+                f"{report.changed} files read, {report.removed} gone: {report.added} added, "
+                f"{report.versioned} versioned, {report.expired} expired",
+            )
 
     def sweep(self) -> int:
         """Queue in-scope sessions the hooks missed, of every agent found (the ledger
@@ -164,6 +183,7 @@ class CaptureWorker:
                 queued += 1
             if queued:
                 queue.log("sweep", f"queued {queued} sessions")
+            self.follow_native(queue, None, scope)
         finally:
             queue.close()
         return queued

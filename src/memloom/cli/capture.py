@@ -398,7 +398,12 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     for name, a in doc.get("agents", {}).items():
         seen = a.get("imports") or {}
         on = [k for k, v in a["hooks"].items() if v]
-        if not a["found"] and not seen.get("sessions") and not a.get("plugin"):
+        if (
+            not a["found"]
+            and not seen.get("sessions")
+            and not a.get("plugin")
+            and not a.get("native")
+        ):
             continue
         parts = [
             "found" if a["found"] else "not found",
@@ -416,6 +421,12 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
         if seen.get("last_error"):
             e = seen["last_error"]
             out.print(f"  {'':<12}last error {e['path']}: {e['error']}", markup=False)
+        for f in a.get("native") or []:
+            out.print(
+                f"  {'':<12}own memory {f['folder']}: {f['files']} files, "
+                f"{f['memories']} memories, read {f['read_at_text'] or 'never'}",
+                markup=False,
+            )
     sc = doc["scope"]
     scope = "all projects" if sc["all"] else ", ".join(sc["projects"]) or "nothing (not connected)"
     out.print(f"capturing   {scope}", markup=False)

@@ -1,4 +1,5 @@
-"""``memloom import sessions``: distill agent transcripts, with a progress display."""
+"""``memloom import sessions`` (distill agent transcripts, with a progress display) and
+``memloom import native`` (the agents' own memory files, no LLM)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ import typer
 from memloom.cli._common import JsonOpt, console, console_err, emit_json, home_arg, project_name
 
 import_app = typer.Typer(
-    help="Bring memories in from elsewhere (coding agents' sessions).", no_args_is_help=True
+    help=(
+        "Bring memories in from the coding agents: their sessions (distilled by an LLM) "
+        "and their own memory files (Claude Code's auto memory, Qwen Code's and Gemini "
+        "CLI's memory, Codex's memories; read as they are, no LLM). Switch the second "
+        "off with --no-native, or in config.toml: [native] enabled = false (or "
+        'agents = ["claude-code"] for some).'
+    ),
+    no_args_is_help=True,
 )
 
 
@@ -46,19 +54,35 @@ def import_sessions(
             ),
         ),
     ] = "all",
+    native: Annotated[
+        bool,
+        typer.Option(
+            "--native/--no-native",
+            help=(
+                "Also follow the agents' own memory files (see memloom import native); "
+                "not with --path."
+            ),
+        ),
+    ] = True,
     json_: JsonOpt = False,
 ) -> None:
     """Distill coding agents' sessions (Claude Code, Codex, Gemini CLI, Copilot CLI,
     Aider, Qwen Code, Cursor) into typed memories; a --path file is recognised by its content.
 
     Secrets are redacted before anything is sent to the LLM or stored. Each
-    session is read once: the next run only reads what was added since.
+    session is read once: the next run only reads what was added since. The agents'
+    own memory files are followed first (no LLM call), unless --no-native or
+    config.toml's [native] enabled = false.
     """
     import memloom
 
     err = console_err()
     with memloom.open(home_arg(ctx)) as m:
         llm = m.llm
+        native_report = None
+        if native and not path:
+            names = None if agent == "all" else [_agent_name(agent)]
+            native_report = m.import_native(names, force=force, dry_run=dry_run)
         if not json_:
             err.print(f"LLM: {llm.description}", markup=False)
         with _ImportProgress(err, enabled=not json_) as progress:
@@ -72,12 +96,82 @@ def import_sessions(
                 progress=progress,
                 agent=_agent_name(agent),
             )
+    if native_report is not None:
+        report.native = native_report
     if json_:
         emit_json(report)
     else:
+        if native_report is not None and native_report.folders:
+            _print_native(native_report)
         _print_import(report)
     if report.stopped:
         raise typer.Exit(2)
+
+
+@import_app.command("native")
+def import_native(
+    ctx: typer.Context,
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--agent",
+            help="claude-code, qwen, gemini, codex, or all (those [native] names).",
+        ),
+    ] = "all",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what changed; write nothing.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option(help="Read every file again, even those unchanged since the last run.")
+    ] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Read the coding agents' own memories into memloom, with no LLM call.
+
+    Claude Code's auto memory (~/.claude/projects/<project>/memory/, or
+    autoMemoryDirectory), Qwen Code's (~/.qwen/memories/ and
+    ~/.qwen/projects/<project>/memory/), Gemini CLI's project memory
+    (~/.gemini/tmp/<project>/memory/) and Codex's memories (~/.codex/memories_v2/:
+    the summary and the ad-hoc notes). Each memory belongs to the project the agent
+    keeps it for; secrets are redacted. An edited file makes a new version, a removed
+    one expires its memory, one changed in memloom since becomes a conflict; unchanged
+    files cost nothing. Nothing is written into the agents' folders, and a memory is
+    never shown back to the agent it came from (it shows its own).
+
+    Switch it off in config.toml: [native] enabled = false, or agents = [...] to read
+    only some agents.
+    """
+    import memloom
+
+    names = None if agent == "all" else [_agent_name(agent)]
+    with memloom.open(home_arg(ctx)) as m:
+        report = m.import_native(names, force=force, dry_run=dry_run)
+    if json_:
+        emit_json(report)
+    else:
+        _print_native(report)
+
+
+def _print_native(report: Any) -> None:
+    out = console()
+    for f in report.per_folder:
+        where = project_name(f.project) if f.project else f"({f.scope})"
+        state = f.skipped.replace("_", " ") if f.skipped else f"{f.files} files, {f.changed} read"
+        if f.removed:
+            state += f", {f.removed} gone"
+        out.print(f"{f.agent[:11]:<11} {where[:28]:<28} {state}  {f.path}", markup=False)
+    left_out = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.skipped.items() if v)
+    out.print(
+        f"\nagents' own memories: {report.files} files in {report.folders} folders, "
+        f"{report.changed} read ({report.notes} notes): {report.added} added, "
+        f"{report.merged} merged, {report.versioned} versioned, {report.conflicts} conflicts, "
+        f"{report.expired} expired; no LLM calls",
+        markup=False,
+    )
+    if left_out:
+        out.print(f"left out: {left_out}", markup=False)
+    if report.dry_run:
+        out.print("dry run: nothing was written", markup=False)
 
 
 def _agent_name(agent: str) -> str:

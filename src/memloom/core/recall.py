@@ -36,6 +36,7 @@ def recall_filter(req: RecallRequest, now: float) -> SearchFilter:
         project_mode="scoped" if req.project is not None else "any",
         types=frozenset(t.value for t in req.types) if req.types else None,
         tags=frozenset(req.tags) if req.tags else None,
+        exclude_tags=frozenset(req.exclude_tags) if req.exclude_tags else None,
         max_sensitivity=req.max_sensitivity,
         alive_at=None if req.include_expired else now,
     )

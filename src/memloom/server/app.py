@@ -503,7 +503,7 @@ def create_app(
         doc["embedder"] = m.embedder.fingerprint
         if _principal(request) is not None:
             return doc
-        doc.update(capture_summary(m.settings.home, m.settings.raw))
+        doc.update(capture_summary(m.settings.home, m.settings.raw, native=m.native_summary()))
         doc["llm"] = getattr(m.llm, "description", None)
         return doc
 

@@ -44,6 +44,7 @@ from memloom.errors import (
 from memloom.hashing import content_hash
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
+from memloom.sessions.native import NativeReport
 from memloom.store.base import LedgerRow, ProvenanceRow, SearchFilter
 
 if TYPE_CHECKING:
@@ -129,12 +130,21 @@ class ImportReport(BaseModel):
     #: The agents this run read, in order.
     agents: list[str] = Field(default_factory=list)
     per_session: list[SessionReport] = Field(default_factory=list)
+    #: The agents' own memory files, followed in the same run
+    #: (``memloom.sessions.native.NativeReport``); None when not read.
+    native: NativeReport | None = None
 
     def absorb(self, other: ImportReport) -> None:
         """Add another agent's run to this one (counts add up; sessions are appended)."""
         for name, value in other:
             mine = getattr(self, name)
-            if isinstance(value, bool) or name in ("llm", "offline", "dry_run", "stopped"):
+            if isinstance(value, bool) or name in (
+                "llm",
+                "offline",
+                "dry_run",
+                "stopped",
+                "native",
+            ):
                 continue
             if isinstance(value, float):
                 setattr(self, name, round(mine + value, 3))

@@ -160,6 +160,29 @@ class LedgerRow:
 
 
 @dataclass
+class NativeRow:
+    """One note of an agent's own memory file, as memloom last read it (the
+    ``native_notes`` table). ``key`` names the note within its file; the row with
+    ``key == ""`` is the file's own (its size, mtime and hash: an unchanged file is
+    skipped). ``memory_id`` is the memory version the note wrote or merged into;
+    ``text_hash`` the hash of the note's text as written (redacted)."""
+
+    path: str
+    key: str
+    agent: str
+    folder: str
+    project: str | None
+    memory_id: str | None
+    text_hash: str | None
+    start_line: int | None
+    end_line: int | None
+    size: int | None
+    mtime: float | None
+    file_hash: str | None
+    updated_at: float = 0.0
+
+
+@dataclass
 class ListPage:
     rows: list[MemoryRow]
     total: int
@@ -264,6 +287,13 @@ class Store(Protocol):
     def ledger_recent(self, limit: int = 10) -> list[LedgerRow]: ...
     def session_neighbours(self, memory_ids: Sequence[str]) -> dict[str, list[str]]: ...
     def saved_per_day(self, since: float) -> list[tuple[str, str, int]]: ...
+
+    # the agents' own memories (memloom.sessions.native)
+    def native_rows(self, folders: Sequence[str]) -> list[NativeRow]: ...
+    def native_for_memories(self, memory_ids: Sequence[str]) -> list[NativeRow]: ...
+    def native_put(self, rows: Sequence[NativeRow]) -> None: ...
+    def native_delete(self, path: str, keys: Sequence[str] | None = None) -> None: ...
+    def native_summary(self) -> list[dict[str, Any]]: ...
 
     # export (backups, memloom migrate)
     def iter_rows(self, batch: int = 1000) -> Iterator[list[MemoryRow]]: ...

@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     #: What a clause tests (on ``column`` against ``value``):
     #: ``in``: column is one of value (a sorted tuple); ``null_eq``: column == value,
     #: NULL matching NULL; ``null_eq_or_null``: that, or column is NULL (global rows);
-    #: ``any_tag``: the row's tags meet value; ``at_most``: column <= value;
-    #: ``unset_or_after``: column is NULL or > value (a TTL not yet passed).
-    ClauseKind = Literal["in", "null_eq", "null_eq_or_null", "any_tag", "at_most", "unset_or_after"]
+    #: ``any_tag``: the row's tags meet value; ``no_tag``: they do not; ``at_most``:
+    #: column <= value; ``unset_or_after``: column is NULL or > value (a TTL not yet passed).
+    ClauseKind = Literal[
+        "in", "null_eq", "null_eq_or_null", "any_tag", "no_tag", "at_most", "unset_or_after"
+    ]
 
 
 class Clause(FrozenValue):
@@ -47,6 +49,7 @@ class SearchFilter(Value):
 
     ``project_mode``: any: ignore project; exact: project == value (NULL matches
     NULL); scoped: project == value or global (NULL). ``tags``: any of these.
+    ``exclude_tags``: none of these (what an agent's own memory already shows it).
     ``alive_at``: exclude rows whose TTL has passed at this time (None: keep them).
     ``own_only``: only rows the caller may change (the write path's dedup and
     conflict search); a store without owners ignores it. Not a clause: rows carry
@@ -61,6 +64,7 @@ class SearchFilter(Value):
         "max_sensitivity",
         "alive_at",
         "own_only",
+        "exclude_tags",
     )
 
     def __init__(
@@ -73,6 +77,7 @@ class SearchFilter(Value):
         max_sensitivity: int | None = None,
         alive_at: float | None = None,
         own_only: bool = False,
+        exclude_tags: frozenset[str] | None = None,
     ) -> None:
         self.statuses = statuses
         self.project = project
@@ -82,6 +87,7 @@ class SearchFilter(Value):
         self.max_sensitivity = max_sensitivity
         self.alive_at = alive_at
         self.own_only = own_only
+        self.exclude_tags = exclude_tags or None
 
     def clauses(self) -> list[Clause]:
         """The filter as a conjunction of clauses, in a fixed order."""
@@ -94,6 +100,8 @@ class SearchFilter(Value):
             out.append(Clause("in", "type", tuple(sorted(self.types))))
         if self.tags is not None:
             out.append(Clause("any_tag", "tags", tuple(sorted(self.tags))))
+        if self.exclude_tags is not None:
+            out.append(Clause("no_tag", "tags", tuple(sorted(self.exclude_tags))))
         if self.max_sensitivity is not None:
             out.append(Clause("at_most", "sensitivity", self.max_sensitivity))
         if self.alive_at is not None:
@@ -121,6 +129,8 @@ def holds(c: Clause, value: Any, now: float | None = None) -> bool:
         return value is None or value == c.value
     if c.kind == "any_tag":
         return not set(c.value).isdisjoint(value)
+    if c.kind == "no_tag":
+        return set(c.value).isdisjoint(value)
     if c.kind == "at_most":
         return bool(value <= c.value)
     return value is None or value > (c.value if now is None else now)
@@ -143,6 +153,9 @@ def where(flt: SearchFilter, dialect: Dialect, alias: str = "m") -> tuple[list[s
                 sql = f"({sql} OR {column} IS NULL)"
         elif c.kind == "any_tag":
             sql, values = dialect.any_tag(alias, c.value)
+        elif c.kind == "no_tag":
+            sql, values = dialect.any_tag(alias, c.value)
+            sql = f"NOT ({sql})"
         elif c.kind == "at_most":
             sql, values = f"{column} <= {dialect.ph}", [c.value]
         else:

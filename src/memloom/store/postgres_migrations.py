@@ -212,4 +212,27 @@ MIGRATIONS: list[str] = [
         ON CONFLICT (owner) DO UPDATE SET memories = excluded.memories,
             tokens = excluded.tokens;
     """,
+    # 7: the agents' own memory files memloom reads (memloom.sessions.native): per
+    # note, the memory it wrote; per file (note_key ''), its size, mtime and hash
+    """
+    CREATE TABLE native_notes (
+        owner TEXT NOT NULL DEFAULT 'local',
+        path TEXT NOT NULL,
+        note_key TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        project TEXT,
+        memory_id TEXT,
+        text_hash TEXT,
+        start_line INTEGER,
+        end_line INTEGER,
+        size BIGINT,
+        mtime DOUBLE PRECISION,
+        file_hash TEXT,
+        updated_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (owner, path, note_key)
+    );
+    CREATE INDEX native_notes_folder ON native_notes (owner, folder);
+    CREATE INDEX native_notes_memory ON native_notes (memory_id);
+    """,
 ]

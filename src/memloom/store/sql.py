@@ -25,6 +25,7 @@ from memloom.store.base import (
     LedgerRow,
     ListPage,
     MemoryRow,
+    NativeRow,
     ProvenanceRow,
     SearchFilter,
     StoreError,
@@ -96,6 +97,21 @@ LEDGER_FIELDS = (
     "last_error",
     "updated_at",
     "agent",
+)
+NATIVE_FIELDS = (
+    "path",
+    "note_key",
+    "agent",
+    "folder",
+    "project",
+    "memory_id",
+    "text_hash",
+    "start_line",
+    "end_line",
+    "size",
+    "mtime",
+    "file_hash",
+    "updated_at",
 )
 #: Conflict fields :meth:`SQLStore.update_conflict` may change.
 CONFLICT_UPDATABLE = frozenset({"status", "resolution", "detail", "resolved_at", "reason"})
@@ -717,6 +733,92 @@ class SQLStore:
             ([*mine, f"t.path <> {self.dialect.ph}"], [*params, exclude_path]),
         )
         return {r[0] for r in rows}
+
+    # ------------------------------------------------------------ the agents' own memories
+
+    def native_rows(self, folders: Sequence[str]) -> list[NativeRow]:
+        rows = self._fetch_in(
+            f"SELECT {columns(NATIVE_FIELDS, 'n')} FROM native_notes n",
+            "n.folder",
+            folders,
+            self._mine_sql("n"),
+            tail=" ORDER BY n.path, n.start_line",
+        )
+        return [NativeRow(*r) for r in rows]
+
+    def native_for_memories(self, memory_ids: Sequence[str]) -> list[NativeRow]:
+        rows = self._fetch_in(
+            f"SELECT {columns(NATIVE_FIELDS, 'n')} FROM native_notes n",
+            "n.memory_id",
+            memory_ids,
+            self._mine_sql("n"),
+        )
+        return [NativeRow(*r) for r in rows]
+
+    def native_put(self, rows: Sequence[NativeRow]) -> None:
+        conn = self._require_tx()
+        owner_cols, owner_vals = self._owner_insert()
+        sql = self.dialect.upsert(
+            "native_notes", [*owner_cols, *NATIVE_FIELDS], [*owner_cols, "path", "note_key"]
+        )
+        now = time.time()
+        for r in rows:
+            conn.execute(
+                sql,
+                (
+                    *owner_vals,
+                    r.path,
+                    r.key,
+                    r.agent,
+                    r.folder,
+                    r.project,
+                    r.memory_id,
+                    r.text_hash,
+                    r.start_line,
+                    r.end_line,
+                    r.size,
+                    r.mtime,
+                    r.file_hash,
+                    r.updated_at or now,
+                ),
+            )
+
+    def native_delete(self, path: str, keys: Sequence[str] | None = None) -> None:
+        conn = self._require_tx()
+        ph = self.dialect.ph
+        mine, params = self._mine_sql("native_notes")
+        conditions, values = [f"native_notes.path = {ph}", *mine], [path, *params]
+        if keys is not None:
+            if not keys:
+                return
+            in_sql, in_params = self.dialect.in_list("native_notes.note_key", list(keys))
+            conditions.append(in_sql)
+            values.extend(in_params)
+        conn.execute(f"DELETE FROM native_notes {conjunction(conditions)}", values)
+
+    def native_summary(self) -> list[dict[str, Any]]:
+        """Per agent and folder: files and notes read, memories they hold, last read."""
+        mine, params = self._mine_sql("n")
+        rows = self._fetch(
+            "SELECT n.agent, n.folder, "
+            "SUM(CASE WHEN n.note_key = '' THEN 1 ELSE 0 END), "
+            "SUM(CASE WHEN n.note_key <> '' THEN 1 ELSE 0 END), "
+            "COUNT(DISTINCT n.memory_id), MAX(n.updated_at) "
+            f"FROM native_notes n {conjunction(mine)} GROUP BY n.agent, n.folder "
+            "ORDER BY n.agent, n.folder",
+            params,
+        )
+        return [
+            {
+                "agent": r[0],
+                "folder": r[1],
+                "files": int(r[2] or 0),
+                "notes": int(r[3] or 0),
+                "memories": int(r[4] or 0),
+                "read_at": r[5],
+            }
+            for r in rows
+        ]
 
     # ------------------------------------------------------------ export (backups, migrate)
 

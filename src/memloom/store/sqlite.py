@@ -617,18 +617,8 @@ class SQLiteStore(SQLStore):
                 f"query embedding has {len(query)} dimensions; this store uses {self._index.dim}"
             )
         allowed = None
-        if flt.tags is not None:
-            marks = ",".join("?" * len(flt.tags))
-            allowed = np.fromiter(
-                (
-                    r[0]
-                    for r in self.db.execute(
-                        f"SELECT memory_rowid FROM memory_tags WHERE tag IN ({marks})",
-                        sorted(flt.tags),
-                    )
-                ),
-                dtype=np.int64,
-            )
+        if flt.tags is not None or flt.exclude_tags is not None:
+            allowed = (self._tagged(flt.tags), self._tagged(flt.exclude_tags))
         hits = self._index.search(query, k, flt, allowed)
         if not hits:
             return []
@@ -640,11 +630,21 @@ class SQLiteStore(SQLStore):
         )
         return [(ids[r], s) for r, s in hits if r in ids]
 
+    def _tagged(self, tags: frozenset[str] | None) -> np.ndarray | None:
+        """The rowids of the rows carrying any of ``tags`` (None for None)."""
+        if tags is None:
+            return None
+        marks = ",".join("?" * len(tags))
+        found = self.db.execute(
+            f"SELECT memory_rowid FROM memory_tags WHERE tag IN ({marks})", sorted(tags)
+        )
+        return np.fromiter((r[0] for r in found), dtype=np.int64)
+
     def vector_search_many(
         self, queries: np.ndarray, k: int, flt: SearchFilter, min_similarity: float = -1.0
     ) -> list[list[tuple[str, float]]]:
         """:meth:`vector_search` for each row of ``queries``, answered together."""
-        if flt.tags is not None:
+        if flt.tags is not None or flt.exclude_tags is not None:
             return [
                 [h for h in self.vector_search(q, k, flt) if h[1] >= min_similarity]
                 for q in queries

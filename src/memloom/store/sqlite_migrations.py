@@ -144,4 +144,26 @@ MIGRATIONS: list[str] = [
     # 7: which coding agent a ledger row's session belongs to (``memloom status``
     # per agent); rows written before are named by their key's shape
     LEDGER_AGENT,
+    # 8: the agents' own memory files memloom reads (memloom.sessions.native): per
+    # note, the memory it wrote; per file (note_key ''), its size, mtime and hash
+    """
+    CREATE TABLE native_notes (
+        path TEXT NOT NULL,
+        note_key TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        project TEXT,
+        memory_id TEXT,
+        text_hash TEXT,
+        start_line INTEGER,
+        end_line INTEGER,
+        size INTEGER,
+        mtime REAL,
+        file_hash TEXT,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (path, note_key)
+    );
+    CREATE INDEX native_notes_folder ON native_notes (folder);
+    CREATE INDEX native_notes_memory ON native_notes (memory_id);
+    """,
 ]

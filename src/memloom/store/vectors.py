@@ -90,6 +90,11 @@ def expansion_for(n: int, connectivity: int = CONNECTIVITY) -> int:
     return 512
 
 
+#: The rowids a search's tag clauses read: those carrying any of its ``tags`` (None:
+#: no such clause), and those carrying any of its ``exclude_tags`` (None: none).
+TagRows = tuple[np.ndarray | None, np.ndarray | None]
+
+
 def _narrows(flt: SearchFilter) -> bool:
     """Whether ``flt`` may leave few rows through the columns the index holds (project,
     type, sensitivity): such a filter is answered exactly when it does."""
@@ -276,7 +281,7 @@ class Rows:
         self,
         flt: SearchFilter,
         positions: np.ndarray | slice,
-        allowed: np.ndarray | None,
+        allowed: TagRows | None,
         projects: dict[str | None, int],
     ) -> np.ndarray:
         """The rows at ``positions`` passing ``flt``: its clauses (see
@@ -298,7 +303,7 @@ class Rows:
         self,
         c: Clause,
         positions: np.ndarray | slice,
-        allowed: np.ndarray | None,
+        allowed: TagRows | None,
         projects: dict[str | None, int],
     ) -> np.ndarray | None:
         if c.column == "status":
@@ -318,8 +323,12 @@ class Rows:
             return self.sens[positions] <= c.value
         if c.column == "expires_at":
             return self.expires[positions] > c.value
-        # any_tag: answered by the store as a set of rowids.
-        return None if allowed is None else np.isin(self.keys[positions], allowed)
+        # The tag clauses: answered by the store as sets of rowids.
+        rows = None if allowed is None else allowed[c.kind == "no_tag"]
+        if rows is None:
+            return None
+        found = np.isin(self.keys[positions], rows)
+        return ~found if c.kind == "no_tag" else found
 
     def exact(self, q: np.ndarray, k: int, mask: np.ndarray) -> list[tuple[int, float]]:
         """Top-k (rowid, cosine) among the rows in ``mask``, every one scored."""
@@ -504,9 +513,11 @@ class VectorIndex:
         query: np.ndarray,
         k: int,
         flt: SearchFilter,
-        allowed: np.ndarray | None = None,
+        allowed: TagRows | None = None,
     ) -> list[tuple[int, float]]:
-        """Top-k (rowid, cosine) among rows passing ``flt`` (and ``allowed`` rowids)."""
+        """Top-k (rowid, cosine) among rows passing ``flt``; its tag clauses are read
+        from ``allowed``: the rowids carrying its ``tags``, and those carrying its
+        ``exclude_tags`` (:data:`TagRows`)."""
         if k <= 0 or len(self) == 0:
             return []
         q = np.asarray(query, dtype=np.float32)
@@ -534,16 +545,16 @@ class VectorIndex:
         q: np.ndarray,
         k: int,
         flt: SearchFilter,
-        allowed: np.ndarray | None,
+        allowed: TagRows | None,
     ) -> list[tuple[int, float]]:
         mask = None
-        if allowed is None:
+        if allowed is None or allowed[0] is None:
             if _narrows(flt):
                 # A filter that leaves few rows is answered exactly: cheap, and never
                 # at the mercy of how many of the graph's candidates pass it.
-                mask = base.mask(flt, slice(0, base.n), None, self._projects)
+                mask = base.mask(flt, slice(0, base.n), allowed, self._projects)
             if mask is None or int(mask.sum()) > self.ann_threshold:
-                hits = self._ann_search(base, q, k, flt)
+                hits = self._ann_search(base, q, k, flt, allowed)
                 if hits is not None:
                     return hits
         if mask is None:
@@ -551,7 +562,7 @@ class VectorIndex:
         return base.exact(q, k, mask)
 
     def _ann_search(
-        self, base: Rows, q: np.ndarray, k: int, flt: SearchFilter
+        self, base: Rows, q: np.ndarray, k: int, flt: SearchFilter, allowed: TagRows | None = None
     ) -> list[tuple[int, float]] | None:
         """Graph candidates re-checked against the filter and re-scored from the float16
         vectors; None means use exact search."""
@@ -573,7 +584,7 @@ class VectorIndex:
                 return []
             positions = base.find_many(keys)
             positions = positions[positions >= 0]
-            mask = base.mask(flt, positions, None, self._projects)
+            mask = base.mask(flt, positions, allowed, self._projects)
             if mask.sum() >= k or want >= size:
                 return base.top(q, k, positions[mask])
             # A selective filter: widen once or twice, then fall back to exact.

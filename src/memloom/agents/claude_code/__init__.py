@@ -35,6 +35,7 @@ class ClaudeCode(AgentAdapter):
     """
 
     name = "claude-code"
+    native_memory = True
     home_at = "home:claude_root"
     transcripts_at = "home:projects_dir"
     settings_at = "home:settings_path"

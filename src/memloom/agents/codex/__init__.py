@@ -39,6 +39,7 @@ class Codex(AgentAdapter):
     """
 
     name = "codex"
+    native_memory = True
     home_at = "home:codex_home"
     transcripts_at = "home:sessions_dir"
     settings_at = "home:hooks_path"

@@ -48,6 +48,7 @@ class GeminiCli(AgentAdapter):
     """
 
     name = "gemini-cli"
+    native_memory = True
     registry_name = "gemini"
     rereads_whole = True
     home_at = "home:gemini_home"

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProjectMatch", "project_hash_of", "registry_roots", "resolve"]
+__all__ = ["ProjectMatch", "marker_root", "project_hash_of", "registry_roots", "resolve"]
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 MARKER = ".project_root"
@@ -91,7 +91,8 @@ def registry_roots(path: Path) -> dict[str, str]:
     return slugs
 
 
-def _marker_root(project_dir: Path) -> str | None:
+def marker_root(project_dir: Path) -> str | None:
+    """The root a project folder's ``.project_root`` marker names (None: none, or not absolute)."""
     try:
         with open(project_dir / MARKER, "rb") as fh:
             text = fh.read(8192).decode("utf-8", "replace").strip()
@@ -116,7 +117,7 @@ def resolve(
     if home is None and project_dir.parent.name == "tmp":
         home = project_dir.parent.parent
     slugs = registry_roots(home / "projects.json") if home is not None else {}
-    marker = _marker_root(project_dir) if name else None
+    marker = marker_root(project_dir) if name else None
     known: dict[str, tuple[str, str]] = {}  # hash -> (root, where from)
     for source, roots in (
         ("projects.json", slugs.values()),

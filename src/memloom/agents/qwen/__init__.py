@@ -32,6 +32,7 @@ class QwenCode(AgentAdapter):
     """
 
     name = "qwen"
+    native_memory = True
     home_at = "home:qwen_home"
     transcripts_at = "home:projects_dir"
     settings_at = "home:settings_path"

@@ -170,6 +170,13 @@ export async function activityPage(main, ctx) {
         ),
       ),
       h("section", { class: "card", id: "recent-sessions" }, h("h2", {}, "Recent imports"), sessionsTable(doc.recent_sessions || [])),
+      h(
+        "section",
+        { class: "card", id: "native-memory" },
+        h("h2", {}, "Agents' own memories"),
+        h("p", { class: "muted small" }, "Folders where the agents keep memories of their own, which memloom reads (no LLM call)"),
+        nativeTable(doc.agents || {}),
+      ),
     ),
   );
 }
@@ -316,6 +323,40 @@ function byType(counts) {
         h("span", { class: "bt-pct muted" }, `${Math.round((n / total) * 100)}%`),
       );
     }),
+  );
+}
+
+function nativeTable(agents) {
+  const rows = [];
+  for (const [name, a] of Object.entries(agents)) {
+    for (const f of a.native || []) rows.push({ agent: name, ...f });
+  }
+  if (!rows.length) {
+    return h("p", { class: "muted" }, "None read yet. Run `memloom import native` (switch off: [native] enabled = false).");
+  }
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: "table" },
+      h("thead", {}, h("tr", {}, ["Agent", "Folder", "Files", "Memories", "Read"].map((t) => h("th", {}, t)))),
+      h(
+        "tbody",
+        {},
+        rows.map((r) =>
+          h(
+            "tr",
+            {},
+            h("td", {}, r.agent),
+            h("td", { title: r.folder }, h("code", {}, r.folder)),
+            h("td", { class: "num" }, String(r.files ?? 0)),
+            h("td", { class: "num" }, String(r.memories ?? 0)),
+            h("td", {}, r.read_at ? timeEl(new Date(r.read_at * 1000).toISOString()) : "never"),
+          ),
+        ),
+      ),
+    ),
   );
 }
 

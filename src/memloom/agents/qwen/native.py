@@ -1,0 +1,61 @@
+"""Qwen Code's managed auto memory: a user folder and one folder per project.
+
+``<home>/memories/`` (the user's: Qwen Code shows it in every project) and
+``<home>/projects/<project key>/memory/`` (the project's; the key is the git root
+with every character but letters and digits made ``-``, as Claude Code's). Each has a
+``MEMORY.md`` index of ``- [Title](path.md) — hook`` lines; each memory is a file with
+frontmatter ``name``, ``description`` and a top-level ``type``, possibly in a folder
+named after its type (``feedback/pnpm.md``). The model and a background extraction
+sub-agent write them. (``../shared/reference/agents-native-memory.md``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from memloom.agents.native import (
+    NativeFolder,
+    NativeNote,
+    project_for_key,
+    read_index,
+    read_topic,
+    recent_files,
+)
+from memloom.agents.qwen.discover import session_project
+from memloom.agents.qwen.home import qwen_home, runtime_dir
+
+__all__ = ["folders", "read"]
+
+NAME = "qwen"
+INDEX = "MEMORY.md"
+_SESSIONS_READ = 5
+
+
+def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
+    """The user folder, then every project folder, with the project each belongs to."""
+    home = qwen_home(env)
+    out = [NativeFolder(NAME, home / "memories", None, scope="user", why="user memory")]
+    runtime = runtime_dir(env) / "projects"
+    try:
+        keys = sorted(p for p in (home / "projects").iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        keys = []
+    for key_dir in keys:
+        memory = key_dir / "memory"
+        if not memory.is_dir():
+            continue
+        sessions = recent_files(runtime / key_dir.name / "chats", "*.jsonl", _SESSIONS_READ)
+        project, how = project_for_key(
+            key_dir.name, [c for c in map(session_project, sessions) if c]
+        )
+        skip = "project_unknown" if project is None else None
+        out.append(NativeFolder(NAME, memory, project, skip=skip, why=how))
+    return [f for f in out if f.path.is_dir()]
+
+
+def read(folder: NativeFolder, path: Path, text: str) -> list[NativeNote]:
+    """The index's own notes, or a memory file's one note."""
+    if path.name == INDEX and path.parent == folder.path:
+        return read_index(text)
+    return read_topic(text, path)
