@@ -43,6 +43,7 @@ filters = st.builds(
     project_mode=st.sampled_from(["any", "exact", "scoped"]),
     types=st.none() | _subset(TYPES),
     tags=st.none() | _subset(TAGS),
+    exclude_tags=st.none() | _subset(TAGS, min_size=1),
     max_sensitivity=st.none() | st.integers(0, 3),
     alive_at=st.sampled_from([None, T - 1, T, T + 1]),
 )
@@ -99,11 +100,14 @@ def _index_ids(stored: list[MemoryRow], flt: SearchFilter) -> set[str]:
         index.upsert(
             key, r.embedding, RowMeta(r.status, r.project, r.type, r.sensitivity, r.expires_at)
         )
+    def carrying(tags: frozenset[str] | None) -> np.ndarray | None:
+        if tags is None:
+            return None
+        return np.array([k for k, r in enumerate(stored) if tags.intersection(r.tags)], np.int64)
+
     allowed = None
-    if flt.tags is not None:
-        allowed = np.array(
-            [k for k, r in enumerate(stored) if flt.tags.intersection(r.tags)], dtype=np.int64
-        )
+    if flt.tags is not None or flt.exclude_tags is not None:
+        allowed = (carrying(flt.tags), carrying(flt.exclude_tags))
     query = np.ones(DIM, dtype=np.float32) / 2
     return {stored[key].id for key, _ in index.search(query, len(stored), flt, allowed)}
 

@@ -221,7 +221,7 @@ class Native:
         action: Action = "added"
         if conflicts:
             action = "conflict"
-        elif outcome == "deduplicated":
+        elif outcome in ("merged", "deduplicated"):
             action = "merged"
         elif outcome == "versioned":
             action = "versioned"
