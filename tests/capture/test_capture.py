@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from memloom.agents.native import sanitized_key
 from memloom.capture.background import wait_settled
 from tests.server.conftest import start_daemon, stop
 
 
 def env_for(home: Path, claude: Path, **extra: str) -> dict[str, str]:
     env = {**os.environ, "MEMLOOM_HOME": str(home), "CLAUDE_CONFIG_DIR": str(claude)}
+    env["HOME"] = str(claude.parent / "user-home")  # no other agent's real folders
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MEMLOOM_LLM", "MEMLOOM_DAILY_CAP"):
         env.pop(name, None)
     env["MEMLOOM_LLM"] = "offline"
@@ -186,6 +188,30 @@ def test_sweep_imports_in_scope_sessions_the_hooks_missed(dirs):
         again["processed"] <= 1
     )  # the out-of-scope one may be queued again; nothing is re-imported
     assert status(home, claude)["imports"]["sessions"] == 1
+
+
+def test_the_sweep_follows_the_agents_own_memories_of_projects_in_scope(dirs):
+    home, claude = dirs
+    memloom(home, claude, "connect", "claude-code", "--project", "acme")
+    for name in ("acme", "other"):
+        project = claude.parent / "code" / name
+        (project / ".git").mkdir(parents=True)
+        memory = claude / "projects" / sanitized_key(str(project)) / "memory"
+        memory.mkdir(parents=True)
+        (memory / "ci.md").write_text(
+            f"---\nname: ci\nmetadata:\n  type: project\n---\nThe {name} CI runs on Buildkite.\n"
+        )
+    out = json.loads(memloom(home, claude, "capture", "run-once", "--json").stdout)
+    assert out["swept"] == 0
+    exported = memloom(home, claude, "export").stdout.splitlines()
+    rows = [json.loads(line) for line in exported]
+    listed = [m for m in rows if m.get("kind") == "memory" and m["status"] == "active"]
+    assert [m["text"] for m in listed] == ["The acme CI runs on Buildkite."]
+    assert listed[0]["tags"] == ["native:claude-code"]
+    folders = status(home, claude)["agents"]["claude-code"]["native"]
+    assert [f["memories"] for f in folders] == [1] and "acme" in folders[0]["folder"]
+    human = memloom(home, claude, "status").stdout
+    assert "own memory" in human and "1 memories" in human
 
 
 def test_budget_reached_pauses_unattended_runs_but_not_attended_imports(dirs):

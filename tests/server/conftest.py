@@ -55,6 +55,9 @@ def start_daemon(
         "MEMLOOM_HOME": str(home),
         "CLAUDE_CONFIG_DIR": str(claude),
         "MEMLOOM_LLM": "offline",
+        # The other agents' own folders (their memories, which the sweep reads) are a
+        # sandbox's, never this machine's user's.
+        "HOME": str(claude.parent / "user-home"),
         **(env or {}),
     }
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MEMLOOM_API_TOKEN"):

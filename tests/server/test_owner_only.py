@@ -229,6 +229,7 @@ def test_another_origin_gets_403_even_with_the_token(daemon, headers, says):
         *ATTACKS,
         ("GET", "/v1/activity", b""),
         ("POST", "/v1/import/sessions", b"{}"),
+        ("POST", "/v1/import/native", b"{}"),
         ("POST", "/v1/conflicts/auto", b"{}"),
     ):
         res = raw_request(daemon.url, method, path, {**base, **headers}, body)

@@ -227,6 +227,7 @@ def test_only_the_server_token_imports_queues_or_runs_the_judge(host):
     calls = [
         ("/v1/import/sessions", {"paths": [str(session)]}),
         ("/v1/import/sessions", {}),
+        ("/v1/import/native", {}),
         ("/v1/capture/notify", notify),
         ("/v1/conflicts/auto", {}),
     ]

@@ -100,6 +100,7 @@ def _index_ids(stored: list[MemoryRow], flt: SearchFilter) -> set[str]:
         index.upsert(
             key, r.embedding, RowMeta(r.status, r.project, r.type, r.sensitivity, r.expires_at)
         )
+
     def carrying(tags: frozenset[str] | None) -> np.ndarray | None:
         if tags is None:
             return None

@@ -127,6 +127,21 @@ class ImportRequest(BaseModel):
         return data
 
 
+class NativeImportRequest(BaseModel):
+    """``POST /v1/import/native``: which agents' own memory files to follow."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"dry_run": True}]})
+
+    agents: list[Annotated[str, Field(min_length=1, max_length=40)]] | None = Field(
+        default=None,
+        max_length=20,
+        description="Registry names (claude-code, qwen, gemini, codex); default: those "
+        "config.toml's [native] names",
+    )
+    dry_run: bool = False
+    force: bool = False
+
+
 def _refused_import_path(text: str) -> str | None:
     """Why the server will not read ``text``, or None: an HTTP client names transcripts
     in the Claude Code projects folder only, never any file the server can read -- nor
@@ -543,6 +558,26 @@ def create_app(
                     budget.note_spent("HTTP import")
 
         return ndjson_stream(work, thread_name="memloom-import", finally_=import_lock.release)
+
+    @app.post("/v1/import/native", tags=["import"], dependencies=SERVER_ONLY)
+    def import_native(m: Current, req: NativeImportRequest | None = None) -> dict[str, Any]:
+        """Follow the coding agents' own memory files on this host (Claude Code's auto
+        memory, Qwen Code's, Gemini CLI's and Codex's memories): no LLM call. The server
+        token only: the files are this host's. 409 while another import runs."""
+        from memloom.agents import ALIASES, agent_names
+
+        req = req or NativeImportRequest()
+        names = [ALIASES.get(a, a) for a in req.agents] if req.agents is not None else None
+        unknown = [a for a in names or () if a not in agent_names()]
+        if unknown:
+            return errors.error(400, f"unknown agent {unknown[0]!r}")  # type: ignore[return-value]
+        if not import_lock.acquire(blocking=False):
+            return errors.error(409, "an import is already running")  # type: ignore[return-value]
+        try:
+            report = m.import_native(names, force=req.force, dry_run=req.dry_run)
+        finally:
+            import_lock.release()
+        return report.model_dump()
 
     @app.post("/v1/capture/notify", tags=["capture"], status_code=202, dependencies=SERVER_ONLY)
     def capture_notify(m: Current, req: NotifyRequest) -> NotifyResponse:
