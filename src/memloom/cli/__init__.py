@@ -29,8 +29,10 @@ Memories are short typed statements (fact, preference, episode, procedure) in a
 SQLite file under MEMLOOM_HOME (default ~/.memloom), or for a team in PostgreSQL
 (MEMLOOM_DATABASE_URL=postgresql://…, see `memloom tokens`). They come from your coding
 agents' own session files, distilled with secrets redacted -- Claude Code, Codex CLI,
-Gemini CLI, Copilot CLI, Aider, OpenCode, Qwen Code and Cursor -- or from you and your
-agents. One memory per user and project, whichever agent learned it.
+Gemini CLI, Copilot CLI, Aider, OpenCode, Qwen Code and Cursor --, from the memories
+those agents keep themselves (Claude Code's auto memory, Qwen Code's, Gemini CLI's and
+Codex's; read as they are), or from you and your agents. One memory per user and
+project, whichever agent learned it, shown to every other agent.
 Recall ranks them by meaning, keywords, recency and tags. Everything runs
 offline; an LLM (MEMLOOM_LLM) makes the distilled memories better.
 
@@ -39,6 +41,7 @@ Examples:
 \b
   memloom import sessions                      # distill every agent's recent sessions
   memloom import sessions --agent opencode     # one agent (see --help for the names)
+  memloom import native                        # the agents' own memories (no LLM call)
   memloom recall "how do I run the tests?" --project api
   memloom save "Run the tests with: make check" --type procedure
   memloom connect claude-code --all            # capture every session from now on
