@@ -36,19 +36,22 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(RESULTS.parent))
+from recall import fill_text  # noqa: E402  (distinct texts, as the recall bench fills)
+
 COMPONENTS = [
     "api gateway", "billing worker", "search indexer", "auth service", "mail relay",
     "report builder", "image resizer", "cache warmer", "audit logger", "job scheduler",
 ]  # fmt: skip
-KINDS = ["port", "timeout", "retry limit", "queue name", "release tag"]
 
 
-def fact(i: int) -> tuple[str, str]:
-    """A distinct fact and the value it states."""
+def fact(i: int) -> str:
+    """A distinct note: ``bench/recall.py``'s fill words (any two differ in at least two
+    words, no digits: not one fact with a value changed, which memloom versions) about
+    one of ten components."""
     component = COMPONENTS[i % len(COMPONENTS)]
-    kind = KINDS[(i // len(COMPONENTS)) % len(KINDS)]
-    value = f"v{i}" if kind == "release tag" else str(1000 + i)
-    return f"The {component} of service{i} uses {kind} {value}.", value
+    words = fill_text(i * 2654435761 % 64**4)[len("memory of ") :]  # every digit varies
+    return f"The {component} keeps the {words} settings."
 
 
 def sanitized(path: str) -> str:
@@ -67,7 +70,7 @@ def build(root: Path, files: int, projects: int) -> tuple[Path, list[Path], list
     quarter = files // 4
     for i in range(files):
         repo = repos[i % projects]
-        text, _ = fact(i)
+        text = fact(i)
         if i < quarter:  # Claude Code
             folder = home / ".claude" / "projects" / sanitized(str(repo)) / "memory"
             body = (
@@ -146,7 +149,7 @@ def one_round(files: int, projects: int) -> dict[str, Any]:
         edited = written[::10]
         for path in edited:
             text = path.read_text()
-            path.write_text(text.replace(".\n", " (revised).\n", 1))
+            path.write_text(text.replace(" settings.\n", " settings and the defaults.\n", 1))
             st = path.stat()
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
         started = time.perf_counter()

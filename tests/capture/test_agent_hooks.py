@@ -380,3 +380,45 @@ def test_gemini_gets_the_digest_with_its_first_prompt_once(tmp_path, seeded_home
     claude_start = {**start, "session_id": "claude-session"}
     claude = hook(seeded_home, {}, "session-start", payload=claude_start)  # others: unchanged
     assert "make lint" in claude.stdout
+
+
+def test_an_agents_own_memory_is_not_shown_back_to_it_but_to_every_other_agent(tmp_path):
+    """No echo: a memory read from Claude Code's own memory (tag native:claude-code) is
+    left out of Claude Code's prompt block and session digest, and reaches Codex's."""
+    from memloom.agents.markup import native_tag
+
+    home = tmp_path / "home"
+    m = memloom.open(home=str(home))
+    try:
+        m.store(
+            {
+                "entries": [
+                    {
+                        "text": "Always use pnpm, never npm, for the acme deploy script",
+                        "type": "preference",
+                        "project": "/home/dev/acme",
+                        "tags": [native_tag("claude-code")],
+                        "source": "claude-code",
+                    }
+                ]
+            }
+        )
+    finally:
+        m.close()
+    prompt = "how do I run the acme deploy script, npm or pnpm?"
+    base = {"cwd": "/home/dev/acme", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    claude = hook(home, {}, "prompt-recall", payload={**base, "session_id": "c1"})
+    assert claude.stdout == ""
+    digest = hook(
+        home, {}, "session-start", payload={**base, "session_id": "c2", "source": "startup"}
+    )
+    assert "pnpm" not in digest.stdout
+    codex = hook(
+        home,
+        {"CODEX_HOME": str(tmp_path / "codex")},
+        "prompt-recall",
+        "--agent",
+        "codex",
+        payload={**base, "session_id": CODEX_SID, "turn_id": "t1"},
+    )
+    assert "pnpm" in json.loads(codex.stdout)["hookSpecificOutput"]["additionalContext"]
