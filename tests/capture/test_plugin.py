@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -26,8 +27,10 @@ from tests.capture.test_agent_hooks import hook
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "hooks" / "memloom-hook"
+CLAUDE_PLUGIN = "plugins/claude-code"
 MANIFESTS = [
     ".claude-plugin/plugin.json",
+    f"{CLAUDE_PLUGIN}/.claude-plugin/plugin.json",
     ".codex-plugin/plugin.json",
     "gemini-extension.json",
     "qwen-extension.json",
@@ -66,15 +69,17 @@ def test_every_manifest_names_the_plugin_memloom():
         assert load(rel)["name"] == "memloom", rel
     claude = load(".claude-plugin/marketplace.json")
     assert [p["name"] for p in claude["plugins"]] == ["memloom"]
-    assert claude["plugins"][0]["source"] == "./"
+    assert claude["plugins"][0]["source"] == f"./{CLAUDE_PLUGIN}"
     codex = load(".agents/plugins/marketplace.json")
     assert [p["source"] for p in codex["plugins"]] == [{"source": "local", "path": "./"}]
 
 
-@pytest.mark.parametrize("rel", ["hooks/hooks.json", "hooks/codex.json"])
+@pytest.mark.parametrize(
+    "rel", ["hooks/hooks.json", "hooks/codex.json", f"{CLAUDE_PLUGIN}/hooks/hooks.json"]
+)
 def test_hook_files_run_the_wrapper_and_set_no_timeout(rel):
     """Claude Code and Codex read ``timeout`` as seconds, Gemini as milliseconds: one
-    shared file can set none."""
+    shared file can set none (nor its copies)."""
     doc = load(rel)
     handlers = [h for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
     assert handlers
@@ -100,6 +105,58 @@ def test_codex_names_its_own_hook_file_and_the_agent():
         "BeforeAgent",
         "AfterAgent",
     }
+
+
+def test_claude_code_s_plugin_is_made_from_the_shared_files():
+    """Claude Code loads hooks/hooks.json from its plugin's root, and the root's holds
+    Gemini's events, which its strict validation refuses: its plugin is
+    plugins/claude-code (the marketplace's source), made from the root's files by
+    scripts/claude_plugin.py, with the shared file's Claude Code events."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "claude_plugin.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    own = load(f"{CLAUDE_PLUGIN}/hooks/hooks.json")["hooks"]
+    shared = load("hooks/hooks.json")["hooks"]
+    assert set(own) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    for event, groups in own.items():
+        assert [h["command"] for g in groups for h in g["hooks"]] == [
+            h["command"].replace("${extensionPath}", "") for g in shared[event] for h in g["hooks"]
+        ]
+
+
+def claude_binary() -> Path | None:
+    """The pinned Claude Code of the end-to-end suite (``.ci/run`` installs it before the
+    tests), else one on PATH."""
+    from tests.e2e.install import ROOT as E2E_ROOT
+
+    pinned = E2E_ROOT / "npm" / "node_modules" / ".bin" / "claude"
+    if pinned.exists():
+        return pinned
+    found = shutil.which("claude")
+    return Path(found) if found else None
+
+
+def test_claude_code_validates_its_plugin_strictly(tmp_path):
+    """``claude plugin validate --strict plugins/claude-code`` passes: no warning at all."""
+    claude = claude_binary()
+    if claude is None:
+        pytest.skip("no claude binary: python -m tests.e2e.install installs the pinned one")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CI": "true"}
+    proc = subprocess.run(
+        [str(claude), "plugin", "validate", "--strict", str(ROOT / CLAUDE_PLUGIN)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+    assert "Validation passed" in proc.stdout
 
 
 def test_qwen_reads_its_manifest_and_the_shared_hook_file():
@@ -217,6 +274,7 @@ def run_wrapper(
     memloom_script: str | None = None,
     env: dict[str, str] | None = None,
     session: str = SESSION,
+    wrapper: Path = WRAPPER,
 ) -> subprocess.CompletedProcess:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -227,7 +285,7 @@ def run_wrapper(
     }
     payload = json.dumps({"session_id": session, "hook_event_name": event, "prompt": "hi"})
     res = subprocess.run(
-        ["/bin/sh", str(WRAPPER), event, *extra],
+        ["/bin/sh", str(wrapper), event, *extra],
         input=payload,
         env=full,
         capture_output=True,
@@ -257,6 +315,20 @@ def test_the_install_hint_suggests_uv_where_uv_is(tmp_path):
     uv.chmod(0o755)
     res = run_wrapper(tmp_path, "SessionStart")
     assert f"uv tool install '{ROOT}'" in json.loads(res.stdout)["systemMessage"]
+
+
+def test_claude_code_s_copy_of_the_wrapper_names_the_clone_it_can_find(tmp_path):
+    """Claude Code's plugin folder holds no memloom source: read in place, the hint names
+    the clone around it; an installed copy (the folder alone) names none."""
+    in_place = ROOT / CLAUDE_PLUGIN / "hooks" / "memloom-hook"
+    res = run_wrapper(tmp_path, "SessionStart", wrapper=in_place)
+    assert f"pipx install '{ROOT}'" in json.loads(res.stdout)["systemMessage"]
+    copy = tmp_path / "cache" / "memloom" / "0.1.0"
+    shutil.copytree(ROOT / CLAUDE_PLUGIN, copy)
+    res = run_wrapper(
+        tmp_path, "SessionStart", session="s2", wrapper=copy / "hooks" / "memloom-hook"
+    )
+    assert "pipx install <a clone of memloom>" in json.loads(res.stdout)["systemMessage"]
 
 
 @pytest.mark.parametrize(
@@ -364,6 +436,7 @@ def events_run(tmp_path: Path, rel: str, extra: tuple[str, ...], env: dict) -> s
     [
         ("qwen", "hooks/hooks.json", (), {"QWEN_CODE_SESSION_ID": SESSION}),
         ("cursor", "hooks/cursor.json", ("cursor",), {}),
+        ("claude-code", f"{CLAUDE_PLUGIN}/hooks/hooks.json", (), {}),
     ],
 )
 def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel, extra, env):
@@ -373,6 +446,14 @@ def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel
         from memloom.agents.qwen.hooks import HOOKS
 
         want = {(h.event, h.sub) for h in HOOKS.hooks}
+    elif agent == "claude-code":
+        from memloom.agents.claude_code.hooks import NOTIFY_EVENT, RECALL_EVENT, START_EVENT
+
+        want = {
+            (NOTIFY_EVENT, "notify"),
+            (RECALL_EVENT, "prompt-recall"),
+            (START_EVENT, "session-start"),
+        }
     else:
         from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
 
