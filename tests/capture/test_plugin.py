@@ -24,6 +24,7 @@ import memloom
 from memloom.capture.plugin import defers, older_than, plugin_installed
 from memloom.capture.scope import Scope, load_scope, save_scope
 from tests.capture.test_agent_hooks import hook
+from tests.support.seed import remember
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "hooks" / "memloom-hook"
@@ -461,17 +462,17 @@ def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel
     assert events_run(tmp_path, rel, extra, env) == want
 
 
-def test_a_cursor_session_start_gets_the_digest_in_cursor_s_output(tmp_path, seeded):
+def test_a_cursor_session_start_gets_the_digest_in_cursor_s_output(tmp_path, seeded_home):
     """Cursor's own payload (``conversation_id``, ``cursor_version``) through the wrapper
     and the real ``memloom hook``: the digest comes back as ``additional_context``.
     Cursor itself cannot run here: this is the plugin's Cursor path up to Cursor."""
-    m = memloom.open(home=str(seeded))
+    (memory_id,) = remember(seeded_home, {"text": "Always run make lint before pushing"})
+    m = memloom.open(home=str(seeded_home))
     try:
-        stored = m.store({"entries": [{"text": "Always run make lint before pushing"}]})
-        m.pin(stored.ids[0])
+        m.pin(memory_id)
     finally:
         m.close()
-    script = f'exec "{sys.executable}" -m memloom._entry --home "{seeded}" "$@"\n'
+    script = f'exec "{sys.executable}" -m memloom._entry --home "{seeded_home}" "$@"\n'
     payload = {
         "conversation_id": SESSION,
         "session_id": SESSION,
@@ -511,17 +512,6 @@ def test_the_wrapper_is_posix_sh(tmp_path):
 # --------------------------------------------------------------------------- memloom hook --plugin
 
 
-@pytest.fixture
-def seeded(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    m = memloom.open(home=str(home))
-    try:
-        m.store({"entries": [{"text": "The acme deploy script lives in tools/deploy.sh"}]})
-    finally:
-        m.close()
-    return home
-
-
 PROMPT = {
     "session_id": SESSION,
     "cwd": "/home/dev/acme",
@@ -534,9 +524,9 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
     return {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
 
 
-def test_the_plugin_hook_recalls_when_connect_s_hook_is_absent(tmp_path, seeded):
+def test_the_plugin_hook_recalls_when_connect_s_hook_is_absent(tmp_path, seeded_home):
     res = hook(
-        seeded,
+        seeded_home,
         claude_env(tmp_path),
         "prompt-recall",
         "--plugin",
@@ -546,7 +536,7 @@ def test_the_plugin_hook_recalls_when_connect_s_hook_is_absent(tmp_path, seeded)
     assert "tools/deploy.sh" in res.stdout
 
 
-def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_path, seeded):
+def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_path, seeded_home):
     """Both installed: connect's hook recalls, the plugin's prints nothing and claims
     nothing, so connect's still gets the memory (one hook fires once)."""
     env = claude_env(tmp_path)
@@ -556,7 +546,7 @@ def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_p
             "-m",
             "memloom._entry",
             "--home",
-            str(seeded),
+            str(seeded_home),
             "connect",
             "claude-code",
             "--all",
@@ -565,9 +555,11 @@ def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_p
         check=True,
         capture_output=True,
     )
-    plugin = hook(seeded, env, "prompt-recall", "--plugin", memloom.__version__, payload=PROMPT)
+    plugin = hook(
+        seeded_home, env, "prompt-recall", "--plugin", memloom.__version__, payload=PROMPT
+    )
     assert plugin.stdout == ""
-    connected = hook(seeded, env, "prompt-recall", payload=PROMPT)
+    connected = hook(seeded_home, env, "prompt-recall", payload=PROMPT)
     assert "tools/deploy.sh" in connected.stdout
 
 
@@ -590,13 +582,13 @@ def test_the_plugin_stands_down_hook_by_hook():
     assert not defers(FakeAgent(readable=False), "prompt-recall")
 
 
-def test_a_plugin_newer_than_memloom_is_said_once_a_session(tmp_path, seeded):
+def test_a_plugin_newer_than_memloom_is_said_once_a_session(tmp_path, seeded_home):
     env = claude_env(tmp_path)
-    res = hook(seeded, env, "prompt-recall", "--plugin", "99.0.0", payload=PROMPT)
+    res = hook(seeded_home, env, "prompt-recall", "--plugin", "99.0.0", payload=PROMPT)
     assert "older than the memloom plugin (99.0.0)" in res.stdout
     assert "tools/deploy.sh" in res.stdout  # the hook still does its work
     again = hook(
-        seeded,
+        seeded_home,
         env,
         "prompt-recall",
         "--plugin",
