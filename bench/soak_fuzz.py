@@ -162,6 +162,17 @@ def main() -> int:
         workdir = Path(tmp)
         engine = memloom.open(home=str(workdir / "home"))
         batch: list[Case] = []
+
+        def import_cases() -> int:
+            """Import ``batch``: how many crashes that made (0 or 1)."""
+            try:
+                imports.update(import_batch(engine, workdir, batch))
+                imports["runs"] += 1
+            except Exception as exc:
+                crashes.append({"import_batch": True, "error": repr(exc)[:500]})
+                return 1
+            return 0
+
         try:
             big = big_line(args.big_line_mb, workdir) if args.big_line_mb else None
             if big is not None and not big["keep_lines_kept"]:
@@ -215,20 +226,10 @@ def main() -> int:
                     if args.import_every and i % args.import_every == 0 and kind != "bytes":
                         batch.append(case)
                         if len(batch) >= args.batch:
-                            try:
-                                imports.update(import_batch(engine, workdir, batch))
-                                imports["runs"] += 1
-                            except Exception as exc:
-                                crash_count += 1
-                                crashes.append({"import_batch": True, "error": repr(exc)[:500]})
+                            crash_count += import_cases()
                             batch = []
             if batch:
-                try:
-                    imports.update(import_batch(engine, workdir, batch))
-                    imports["runs"] += 1
-                except Exception as exc:
-                    crash_count += 1
-                    crashes.append({"import_batch": True, "error": repr(exc)[:500]})
+                crash_count += import_cases()
         finally:
             engine.close()
 

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.postgres import start_test_server  # noqa: E402
+from tests.support.rows import fact_row  # noqa: E402
 
 from memloom.store.base import MemoryRow, Principal, SearchFilter  # noqa: E402
 from memloom.store.postgres import PostgresStore  # noqa: E402
@@ -52,27 +53,7 @@ def texts(limit: int) -> list[str]:
 
 
 def row(i: int, text: str, vec: np.ndarray) -> MemoryRow:
-    now = time.time()
-    return MemoryRow(
-        id=f"b{i:08d}",
-        root_id=f"b{i:08d}",
-        version=1,
-        status="active",
-        type="fact",
-        text=text,
-        original_text=None,
-        content_hash=f"h{i}",
-        embedding=vec,
-        source=None,
-        tags=[],
-        metadata={},
-        project=None,
-        sensitivity=0,
-        session_id=None,
-        created_at=now,
-        asserted_at=now,
-        last_referenced=now,
-    )
+    return fact_row(f"b{i:08d}", text, vec, content_hash=f"h{i}")
 
 
 def timed(fn, n: int) -> dict[str, float]:

@@ -17,6 +17,7 @@ import time
 import memloom
 from tests.agents.test_codex import assistant, meta, rollout_name, user, write
 from tests.sessions.test_importer import model  # noqa: F401  (fixture)
+from tests.support.processes import run_python
 
 SID = "019ab730-0000-7000-8000-00000000c0de"
 
@@ -59,17 +60,12 @@ def test_a_codex_memory_reaches_a_claude_code_prompt_in_the_same_repository(
         "hook_event_name": "UserPromptSubmit",
         "prompt": "how do I point the integration tests at redis?",
     }
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
-    env.update(MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
-    res = subprocess.run(
-        [sys.executable, "-m", "memloom._entry", "hook", "prompt-recall"],
-        input=json.dumps(payload),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    res = run_python(
+        ["-m", "memloom._entry", "hook", "prompt-recall"],
+        payload,
+        MEMLOOM_HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(tmp_path / "claude"),
     )
-    assert res.returncode == 0, res.stderr
     assert "REDIS_URL=redis://localhost:6380" in res.stdout
 
 

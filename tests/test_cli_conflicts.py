@@ -6,7 +6,7 @@ import json
 import math
 
 import memloom
-from memloom.cli import main
+from tests.test_cli import cli
 
 
 def vec(deg: float) -> list[float]:
@@ -27,16 +27,6 @@ def make_conflicts(home, n: int) -> list[str]:
             m.store({"entries": [first]})
             ids.append(m.store({"entries": [second]}).conflicts[0].conflict_id)
     return ids
-
-
-def cli(capsys, home, *args: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(["--home", str(home), *args])
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_list_is_paged_and_show_resolve_revert_work(capsys, tmp_path):

@@ -6,23 +6,18 @@ import math
 
 import pytest
 
-import memloom
 from memloom.engine import ValidationError
 from memloom.store.base import ConflictStateError, NotFoundError
+from tests.test_engine import vec
 
 #: Negated, and more besides: a conflict (the negation alone is a new version, issue 34).
 NEW = "deploys never run on Fridays during a release freeze"
 
 
-def vec(deg: float) -> list[float]:
-    return [math.cos(math.radians(deg)), math.sin(math.radians(deg))]
-
-
 @pytest.fixture
-def m(tmp_path, backend):
-    engine = memloom.open(home=str(tmp_path), database_url=backend)
-    yield engine
-    engine.close()
+def m(engine):
+    """A fresh engine on each backend (tests/conftest.py's ``engine``)."""
+    return engine
 
 
 @pytest.fixture

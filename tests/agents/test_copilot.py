@@ -23,6 +23,7 @@ from memloom.agents.copilot.discover import is_finished, recognizes
 from memloom.errors import NotificationRefused, SettingsError
 from memloom.sessions.importer import Importer, ImportOptions
 from tests.sessions.test_importer import model  # noqa: F401  (fixture)
+from tests.support.installs import check_reinstall_and_removal
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "copilot"
 EVENTS = FIX / "Mai0313__VibeCodingTracker__tests__fixtures__sessions__copilot@c4badfb.jsonl"
@@ -426,23 +427,8 @@ def test_hooks_round_trip_keeps_everything_else(tmp_path, agent, original):
         "bash": "/opt/bin/memloom hook prompt-recall --agent copilot",
         "timeoutSec": 5,
     }
-    assert agent.installed_hooks(env) == {
-        "notify": True,
-        "session_start": True,
-        "prompt_recall": True,
-        "readable": True,
-    }
-    installed = path.read_bytes()
-    assert not agent.install_hooks("/opt/bin/memloom", env=env).changed  # idempotent
-    assert path.read_bytes() == installed
-    assert agent.install_hooks("/opt/bin/memloom", recall=False, env=env).changed
-    assert agent.installed_hooks(env)["session_start"] is False
-    assert agent.installed_hooks(env)["prompt_recall"] is False
-    assert agent.install_hooks("/usr/bin/memloom", env=env).changed  # a new command replaces
-    assert change.backup_path.read_bytes() == original.encode()  # the backup is one-time
-    assert agent.remove_hooks(env).changed
-    assert path.read_bytes() == original.encode()  # byte for byte
-    assert not agent.remove_hooks(env).changed
+    restored = original.encode()  # byte for byte
+    check_reinstall_and_removal(agent, env, path, change.backup_path, original.encode(), restored)
     assert agent.installed_hooks(env)["notify"] is False
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from memloom.agents import get_agent, jsonc
 from memloom.errors import SettingsError
+from tests.support.installs import check_reinstall_and_removal
 
 USER_SETTINGS = """\
 {
@@ -83,22 +84,8 @@ def test_round_trip_keeps_everything_else(env, original):
     if "other-tool" in original:
         assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == "other-tool prompt"
         assert hooks["PreToolUse"][0]["matcher"] == "run_shell_command"
-    assert agent.installed_hooks(env) == {
-        "notify": True,
-        "session_start": True,
-        "prompt_recall": True,
-        "readable": True,
-    }
-    installed = path.read_bytes()
-    assert not agent.install_hooks("/opt/bin/memloom", env=env).changed  # idempotent
-    assert path.read_bytes() == installed
-    assert agent.install_hooks("/opt/bin/memloom", recall=False, env=env).changed
-    assert agent.installed_hooks(env)["prompt_recall"] is False
-    assert agent.install_hooks("/usr/bin/memloom", env=env).changed  # a new command replaces
-    assert change.backup_path.read_bytes() == original.encode()  # the backup is one-time
-    assert agent.remove_hooks(env).changed
-    assert path.read_bytes() == (original if original.strip() else "{}\n").encode()
-    assert not agent.remove_hooks(env).changed
+    restored = (original if original.strip() else "{}\n").encode()
+    check_reinstall_and_removal(agent, env, path, change.backup_path, original.encode(), restored)
 
 
 def test_removal_after_qwen_added_its_version_key(env):

@@ -9,18 +9,17 @@ print nothing the agent would misread.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-import memloom
 from memloom.capture.background import wait_settled
 from memloom.capture.queue import CaptureQueue
+from tests.support.processes import run_python
+from tests.support.seed import remember
 
 CODEX_SID = "019ab730-0000-7000-8000-0000000000ab"
 
@@ -28,17 +27,9 @@ CODEX_SID = "019ab730-0000-7000-8000-0000000000ab"
 def hook(
     home: Path, env: dict[str, str], *args: str, payload: object
 ) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
-    clean.update(env, MEMLOOM_HOME=str(home))
-    res = subprocess.run(
-        [sys.executable, "-m", "memloom._entry", "hook", *args],
-        input=payload if isinstance(payload, str) else json.dumps(payload),
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    res = run_python(
+        ["-m", "memloom._entry", "hook", *args], payload, **{**env, "MEMLOOM_HOME": str(home)}
     )
-    assert res.returncode == 0, res.stderr
     # A notify queues in the background after the hook returned (capture/background.py):
     # read the queue as memloom's own readers do, once that settled.
     assert wait_settled(home)
@@ -123,17 +114,6 @@ def test_a_payload_outside_the_agents_folder_is_refused_and_nothing_is_queued(tm
         tmp_path / "home", {"CODEX_HOME": str(codex)}, "notify", "--agent", "codex", payload=payload
     )
     assert res.stdout == "" and queued(tmp_path / "home") == []
-
-
-@pytest.fixture
-def seeded_home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    m = memloom.open(home=str(home))
-    try:
-        m.store({"entries": [{"text": "The acme deploy script lives in tools/deploy.sh"}]})
-    finally:
-        m.close()
-    return home
 
 
 def test_codex_prompt_recall_prints_additional_context_json(tmp_path, seeded_home):
@@ -352,13 +332,7 @@ def test_gemini_gets_the_digest_with_its_first_prompt_once(tmp_path, seeded_home
     """Gemini keeps no session-start context in a resumed session (and headless it put
     it before the typed prompt): the session-start hook prints nothing, the first
     BeforeAgent gives the digest and the memories, a later one neither again."""
-    m = memloom.open(home=str(seeded_home))
-    try:
-        m.store(
-            {"entries": [{"text": "Always run make lint before a commit", "type": "preference"}]}
-        )
-    finally:
-        m.close()
+    remember(seeded_home, {"text": "Always run make lint before a commit", "type": "preference"})
     env = {"GEMINI_CLI_HOME": str(tmp_path / "g")}
     base = {"session_id": GEMINI_SID, "transcript_path": "", "cwd": "/home/dev/acme"}
     start = {**base, "hook_event_name": "SessionStart", "source": "startup"}

@@ -15,6 +15,7 @@ import pytest
 
 from memloom.capture.background import LOCK_NAME, wait_settled
 from memloom.capture.queue import CaptureQueue
+from tests.support.processes import run_python
 
 
 def notify(home: Path, claude: Path, payload: dict) -> tuple[subprocess.CompletedProcess, float]:
@@ -117,17 +118,7 @@ def test_a_caller_passing_argv_is_served_in_the_foreground(session):
         "try:\n    _entry.main(['hook', 'notify'])\nexcept SystemExit:\n    pass\n"
         "import os\nprint(os.getpid())\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
-    env.update(MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude))
-    res = subprocess.run(
-        [sys.executable, "-c", script],
-        input=json.dumps(payload),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert res.returncode == 0, res.stderr
+    res = run_python(["-c", script], payload, MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude))
     assert len(res.stdout.split()) == 1, "the calling program was forked"
     assert not (home / LOCK_NAME).exists()
     assert jobs(home) == [payload["transcript_path"]]

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import memloom
+from tests.support.processes import run_python
 
 #: ``typing`` too (~3 ms): hook-path modules import it only under TYPE_CHECKING. (With a
 #: config.toml, ``tomllib`` loads it: the tests here run without one.)
@@ -44,18 +45,14 @@ def run_hook(
     tmp_path: Path, home: Path, claude: Path, name: str, payload: dict, *extra: str
 ) -> dict:
     evidence = tmp_path / f"{name}.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLOOM_", "CLAUDE_"))}
-    env.update(MEMLOOM_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude), EVIDENCE=str(evidence))
-    env.update(HOME=str(tmp_path))  # the other agents' settings: none
-    res = subprocess.run(
-        [sys.executable, "-c", SCRIPT, "hook", name, *extra],
-        input=json.dumps(payload),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    res = run_python(
+        ["-c", SCRIPT, "hook", name, *extra],
+        payload,
+        MEMLOOM_HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(claude),
+        EVIDENCE=str(evidence),
+        HOME=str(tmp_path),  # the other agents' settings: none
     )
-    assert res.returncode == 0, res.stderr
     doc = json.loads(evidence.read_text())
     doc["stdout"] = res.stdout
     return doc

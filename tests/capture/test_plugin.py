@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -23,11 +24,14 @@ import memloom
 from memloom.capture.plugin import defers, older_than, plugin_installed
 from memloom.capture.scope import Scope, load_scope, save_scope
 from tests.capture.test_agent_hooks import hook
+from tests.support.seed import remember
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "hooks" / "memloom-hook"
+CLAUDE_PLUGIN = "plugins/claude-code"
 MANIFESTS = [
     ".claude-plugin/plugin.json",
+    f"{CLAUDE_PLUGIN}/.claude-plugin/plugin.json",
     ".codex-plugin/plugin.json",
     "gemini-extension.json",
     "qwen-extension.json",
@@ -66,15 +70,17 @@ def test_every_manifest_names_the_plugin_memloom():
         assert load(rel)["name"] == "memloom", rel
     claude = load(".claude-plugin/marketplace.json")
     assert [p["name"] for p in claude["plugins"]] == ["memloom"]
-    assert claude["plugins"][0]["source"] == "./"
+    assert claude["plugins"][0]["source"] == f"./{CLAUDE_PLUGIN}"
     codex = load(".agents/plugins/marketplace.json")
     assert [p["source"] for p in codex["plugins"]] == [{"source": "local", "path": "./"}]
 
 
-@pytest.mark.parametrize("rel", ["hooks/hooks.json", "hooks/codex.json"])
+@pytest.mark.parametrize(
+    "rel", ["hooks/hooks.json", "hooks/codex.json", f"{CLAUDE_PLUGIN}/hooks/hooks.json"]
+)
 def test_hook_files_run_the_wrapper_and_set_no_timeout(rel):
     """Claude Code and Codex read ``timeout`` as seconds, Gemini as milliseconds: one
-    shared file can set none."""
+    shared file can set none (nor its copies)."""
     doc = load(rel)
     handlers = [h for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
     assert handlers
@@ -100,6 +106,58 @@ def test_codex_names_its_own_hook_file_and_the_agent():
         "BeforeAgent",
         "AfterAgent",
     }
+
+
+def test_claude_code_s_plugin_is_made_from_the_shared_files():
+    """Claude Code loads hooks/hooks.json from its plugin's root, and the root's holds
+    Gemini's events, which its strict validation refuses: its plugin is
+    plugins/claude-code (the marketplace's source), made from the root's files by
+    scripts/claude_plugin.py, with the shared file's Claude Code events."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "claude_plugin.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    own = load(f"{CLAUDE_PLUGIN}/hooks/hooks.json")["hooks"]
+    shared = load("hooks/hooks.json")["hooks"]
+    assert set(own) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    for event, groups in own.items():
+        assert [h["command"] for g in groups for h in g["hooks"]] == [
+            h["command"].replace("${extensionPath}", "") for g in shared[event] for h in g["hooks"]
+        ]
+
+
+def claude_binary() -> Path | None:
+    """The pinned Claude Code of the end-to-end suite (``.ci/run`` installs it before the
+    tests), else one on PATH."""
+    from tests.e2e.install import ROOT as E2E_ROOT
+
+    pinned = E2E_ROOT / "npm" / "node_modules" / ".bin" / "claude"
+    if pinned.exists():
+        return pinned
+    found = shutil.which("claude")
+    return Path(found) if found else None
+
+
+def test_claude_code_validates_its_plugin_strictly(tmp_path):
+    """``claude plugin validate --strict plugins/claude-code`` passes: no warning at all."""
+    claude = claude_binary()
+    if claude is None:
+        pytest.skip("no claude binary: python -m tests.e2e.install installs the pinned one")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CI": "true"}
+    proc = subprocess.run(
+        [str(claude), "plugin", "validate", "--strict", str(ROOT / CLAUDE_PLUGIN)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+    assert "Validation passed" in proc.stdout
 
 
 def test_qwen_reads_its_manifest_and_the_shared_hook_file():
@@ -217,6 +275,7 @@ def run_wrapper(
     memloom_script: str | None = None,
     env: dict[str, str] | None = None,
     session: str = SESSION,
+    wrapper: Path = WRAPPER,
 ) -> subprocess.CompletedProcess:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -227,7 +286,7 @@ def run_wrapper(
     }
     payload = json.dumps({"session_id": session, "hook_event_name": event, "prompt": "hi"})
     res = subprocess.run(
-        ["/bin/sh", str(WRAPPER), event, *extra],
+        ["/bin/sh", str(wrapper), event, *extra],
         input=payload,
         env=full,
         capture_output=True,
@@ -257,6 +316,20 @@ def test_the_install_hint_suggests_uv_where_uv_is(tmp_path):
     uv.chmod(0o755)
     res = run_wrapper(tmp_path, "SessionStart")
     assert f"uv tool install '{ROOT}'" in json.loads(res.stdout)["systemMessage"]
+
+
+def test_claude_code_s_copy_of_the_wrapper_names_the_clone_it_can_find(tmp_path):
+    """Claude Code's plugin folder holds no memloom source: read in place, the hint names
+    the clone around it; an installed copy (the folder alone) names none."""
+    in_place = ROOT / CLAUDE_PLUGIN / "hooks" / "memloom-hook"
+    res = run_wrapper(tmp_path, "SessionStart", wrapper=in_place)
+    assert f"pipx install '{ROOT}'" in json.loads(res.stdout)["systemMessage"]
+    copy = tmp_path / "cache" / "memloom" / "0.1.0"
+    shutil.copytree(ROOT / CLAUDE_PLUGIN, copy)
+    res = run_wrapper(
+        tmp_path, "SessionStart", session="s2", wrapper=copy / "hooks" / "memloom-hook"
+    )
+    assert "pipx install <a clone of memloom>" in json.loads(res.stdout)["systemMessage"]
 
 
 @pytest.mark.parametrize(
@@ -364,6 +437,7 @@ def events_run(tmp_path: Path, rel: str, extra: tuple[str, ...], env: dict) -> s
     [
         ("qwen", "hooks/hooks.json", (), {"QWEN_CODE_SESSION_ID": SESSION}),
         ("cursor", "hooks/cursor.json", ("cursor",), {}),
+        ("claude-code", f"{CLAUDE_PLUGIN}/hooks/hooks.json", (), {}),
     ],
 )
 def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel, extra, env):
@@ -373,6 +447,14 @@ def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel
         from memloom.agents.qwen.hooks import HOOKS
 
         want = {(h.event, h.sub) for h in HOOKS.hooks}
+    elif agent == "claude-code":
+        from memloom.agents.claude_code.hooks import NOTIFY_EVENT, RECALL_EVENT, START_EVENT
+
+        want = {
+            (NOTIFY_EVENT, "notify"),
+            (RECALL_EVENT, "prompt-recall"),
+            (START_EVENT, "session-start"),
+        }
     else:
         from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
 
@@ -380,17 +462,17 @@ def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel
     assert events_run(tmp_path, rel, extra, env) == want
 
 
-def test_a_cursor_session_start_gets_the_digest_in_cursor_s_output(tmp_path, seeded):
+def test_a_cursor_session_start_gets_the_digest_in_cursor_s_output(tmp_path, seeded_home):
     """Cursor's own payload (``conversation_id``, ``cursor_version``) through the wrapper
     and the real ``memloom hook``: the digest comes back as ``additional_context``.
     Cursor itself cannot run here: this is the plugin's Cursor path up to Cursor."""
-    m = memloom.open(home=str(seeded))
+    (memory_id,) = remember(seeded_home, {"text": "Always run make lint before pushing"})
+    m = memloom.open(home=str(seeded_home))
     try:
-        stored = m.store({"entries": [{"text": "Always run make lint before pushing"}]})
-        m.pin(stored.ids[0])
+        m.pin(memory_id)
     finally:
         m.close()
-    script = f'exec "{sys.executable}" -m memloom._entry --home "{seeded}" "$@"\n'
+    script = f'exec "{sys.executable}" -m memloom._entry --home "{seeded_home}" "$@"\n'
     payload = {
         "conversation_id": SESSION,
         "session_id": SESSION,
@@ -430,17 +512,6 @@ def test_the_wrapper_is_posix_sh(tmp_path):
 # --------------------------------------------------------------------------- memloom hook --plugin
 
 
-@pytest.fixture
-def seeded(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    m = memloom.open(home=str(home))
-    try:
-        m.store({"entries": [{"text": "The acme deploy script lives in tools/deploy.sh"}]})
-    finally:
-        m.close()
-    return home
-
-
 PROMPT = {
     "session_id": SESSION,
     "cwd": "/home/dev/acme",
@@ -453,9 +524,9 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
     return {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
 
 
-def test_the_plugin_hook_recalls_when_connect_s_hook_is_absent(tmp_path, seeded):
+def test_the_plugin_hook_recalls_when_connect_s_hook_is_absent(tmp_path, seeded_home):
     res = hook(
-        seeded,
+        seeded_home,
         claude_env(tmp_path),
         "prompt-recall",
         "--plugin",
@@ -465,7 +536,7 @@ def test_the_plugin_hook_recalls_when_connect_s_hook_is_absent(tmp_path, seeded)
     assert "tools/deploy.sh" in res.stdout
 
 
-def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_path, seeded):
+def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_path, seeded_home):
     """Both installed: connect's hook recalls, the plugin's prints nothing and claims
     nothing, so connect's still gets the memory (one hook fires once)."""
     env = claude_env(tmp_path)
@@ -475,7 +546,7 @@ def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_p
             "-m",
             "memloom._entry",
             "--home",
-            str(seeded),
+            str(seeded_home),
             "connect",
             "claude-code",
             "--all",
@@ -484,9 +555,11 @@ def test_the_plugin_hook_stands_down_where_connect_s_hook_of_its_kind_runs(tmp_p
         check=True,
         capture_output=True,
     )
-    plugin = hook(seeded, env, "prompt-recall", "--plugin", memloom.__version__, payload=PROMPT)
+    plugin = hook(
+        seeded_home, env, "prompt-recall", "--plugin", memloom.__version__, payload=PROMPT
+    )
     assert plugin.stdout == ""
-    connected = hook(seeded, env, "prompt-recall", payload=PROMPT)
+    connected = hook(seeded_home, env, "prompt-recall", payload=PROMPT)
     assert "tools/deploy.sh" in connected.stdout
 
 
@@ -509,13 +582,13 @@ def test_the_plugin_stands_down_hook_by_hook():
     assert not defers(FakeAgent(readable=False), "prompt-recall")
 
 
-def test_a_plugin_newer_than_memloom_is_said_once_a_session(tmp_path, seeded):
+def test_a_plugin_newer_than_memloom_is_said_once_a_session(tmp_path, seeded_home):
     env = claude_env(tmp_path)
-    res = hook(seeded, env, "prompt-recall", "--plugin", "99.0.0", payload=PROMPT)
+    res = hook(seeded_home, env, "prompt-recall", "--plugin", "99.0.0", payload=PROMPT)
     assert "older than the memloom plugin (99.0.0)" in res.stdout
     assert "tools/deploy.sh" in res.stdout  # the hook still does its work
     again = hook(
-        seeded,
+        seeded_home,
         env,
         "prompt-recall",
         "--plugin",

@@ -14,8 +14,9 @@ import time
 import memloom
 from memloom.capture.scope import Scope, save_scope
 from tests.agents.qwen_records import SID, lines, reply, session, user
-from tests.capture.test_agent_hooks import hook, queued, seeded_home  # noqa: F401  (fixture)
+from tests.capture.test_agent_hooks import hook, queued
 from tests.support.scripted_llm import ScriptedModel
+from tests.support.seed import remember
 
 
 def base(path: object, event: str) -> dict:
@@ -40,7 +41,7 @@ def test_stop_queues_the_session_every_turn(tmp_path):
     assert queued(tmp_path / "home") == []  # refused, logged, exit 0
 
 
-def test_prompt_recall_plain_text_and_nothing_for_a_tool_continuation(tmp_path, seeded_home):  # noqa: F811
+def test_prompt_recall_plain_text_and_nothing_for_a_tool_continuation(tmp_path, seeded_home):
     env = {"QWEN_HOME": str(tmp_path / ".qwen")}
     prompt = {**base(None, "UserPromptSubmit"), "prompt": "where does the deploy script live?"}
     prompt["submitted_prompt"] = prompt["prompt"]
@@ -52,14 +53,8 @@ def test_prompt_recall_plain_text_and_nothing_for_a_tool_continuation(tmp_path, 
     assert res.stdout == ""
 
 
-def test_the_digest_at_startup_and_again_on_resume(tmp_path, seeded_home):  # noqa: F811
-    m = memloom.open(home=str(seeded_home))
-    try:
-        m.store(
-            {"entries": [{"text": "Always run make lint before a commit", "type": "preference"}]}
-        )
-    finally:
-        m.close()
+def test_the_digest_at_startup_and_again_on_resume(tmp_path, seeded_home):
+    remember(seeded_home, {"text": "Always run make lint before a commit", "type": "preference"})
     env = {"QWEN_HOME": str(tmp_path / ".qwen")}
     start = {**base(None, "SessionStart"), "source": "startup", "model": "m"}
     first = hook(seeded_home, env, "session-start", "--agent", "qwen", payload=start)

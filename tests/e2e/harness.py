@@ -192,6 +192,27 @@ class Driver:
         raise NotImplementedError
 
 
+class UserSettingsDriver(Driver):
+    """An agent kept offline by the user's own ``~/<folder>/settings.json`` (Gemini CLI,
+    Qwen Code): ``user_settings`` is that file before memloom, with a ``%s`` for another
+    tool's hook command (JSON)."""
+
+    folder: ClassVar[str]
+    user_settings: ClassVar[str]
+
+    def settings(self, sb: Sandbox) -> Path:
+        return sb.home / self.folder / "settings.json"
+
+    def configure(self, sb: Sandbox) -> None:
+        pass  # the keys that keep it offline are the user's settings.json (seed_user_config)
+
+    def seed_user_config(self, sb: Sandbox) -> list[Path]:
+        path = self.settings(sb)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.user_settings % json.dumps(self.other_hook_command(sb)))
+        return [path]
+
+
 def snapshot(paths: list[Path]) -> dict[Path, bytes | None]:
     """The bytes of each file (None: absent), to check a restore is exact."""
     return {p: (p.read_bytes() if p.exists() else None) for p in paths}

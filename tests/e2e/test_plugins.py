@@ -3,8 +3,9 @@
 From a clone of this repository (its files, as a user's ``git clone`` has them):
 
 * Claude Code: ``claude plugin marketplace add <clone>`` + ``claude plugin install
-  memloom@memloom``; Copilot CLI: ``copilot plugin install <clone>`` (it reads
-  ``.claude-plugin/``); Gemini CLI: ``gemini extensions install <clone> --consent``;
+  memloom@memloom`` (the marketplace's plugin is ``plugins/claude-code``); Copilot CLI:
+  ``copilot plugin install <clone>`` (it reads the root's ``.claude-plugin/plugin.json``
+  and ``hooks/hooks.json``); Gemini CLI: ``gemini extensions install <clone> --consent``;
   Codex: ``codex plugin marketplace add <clone>`` + ``codex plugin add memloom@memloom``;
   Qwen Code: ``qwen extensions install <clone>:memloom --consent`` (its
   ``qwen-extension.json``, which names no hooks: it runs hooks/hooks.json); also
@@ -308,15 +309,20 @@ def test_plugin_and_connect_do_not_double_up(driver: Driver, sandbox: Sandbox, c
 
 
 def test_claude_code_validates_the_plugin_and_its_marketplace(sandbox: Sandbox, clone: Path):
-    """``claude plugin validate``: the manifest, the marketplace, hooks/hooks.json, .mcp.json
-    and the skills. Its only warnings are for Gemini's events in the shared hook file."""
+    """``claude plugin validate --strict`` on Claude Code's plugin (plugins/claude-code:
+    the manifest, hooks/hooks.json, .mcp.json and the skills) passes with no warning. The
+    clone's root, the marketplace, passes too; its only warnings are for Gemini's events
+    in the shared hook file, which Claude Code's plugin does not hold."""
     claude = DRIVERS["claude-code"]
-    proc = agent(sandbox, claude, "plugin", "validate", str(clone), "--json")
+    plugin = clone / "plugins" / "claude-code"
+    proc = agent(sandbox, claude, "plugin", "validate", "--strict", str(plugin))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-1000:]
-    text = proc.stdout
-    assert "memloom:remember" in text or "remember" in text
-    plain = agent(sandbox, claude, "plugin", "validate", str(clone))
-    warnings = [line for line in plain.stdout.splitlines() if "unknown hook event" in line]
+    assert "memloom:remember" in proc.stdout
+    assert "SessionStart" in proc.stdout and "BeforeAgent" not in proc.stdout
+    root = agent(sandbox, claude, "plugin", "validate", str(clone))
+    assert root.returncode == 0, root.stdout[-2000:] + root.stderr[-1000:]
+    assert "marketplace" in root.stdout
+    warnings = [line for line in root.stdout.splitlines() if "unknown hook event" in line]
     assert all("BeforeAgent" in w or "AfterAgent" in w for w in warnings), warnings
 
 

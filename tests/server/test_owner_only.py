@@ -253,22 +253,22 @@ def test_the_same_origin_and_a_navigation_are_served(daemon):
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
 
 
-@pytest.mark.parametrize(("headers", "says"), FOREIGN[:5], ids=lambda v: str(v))
-def test_another_origin_gets_403_on_mcp(daemon, mcp_http, headers, says):
+def initialize_mcp(daemon, mcp_http: str, headers: dict[str, str]) -> httpx.Response:
+    """MCP's ``initialize``, POSTed with the daemon's token, MCP's headers and ``headers``."""
     port = httpx.URL(mcp_http).port
-    res = raw_request(
+    base = {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {daemon.token}"}
+    return raw_request(
         mcp_http,
         "POST",
         "/mcp",
-        {
-            "Host": f"127.0.0.1:{port}",
-            "Authorization": f"Bearer {daemon.token}",
-            "Content-Type": "application/json",
-            **MCP_HEADERS,
-            **headers,
-        },
+        {**base, **MCP_HEADERS, **headers},
         json.dumps(INITIALIZE).encode(),
     )
+
+
+@pytest.mark.parametrize(("headers", "says"), FOREIGN[:5], ids=lambda v: str(v))
+def test_another_origin_gets_403_on_mcp(daemon, mcp_http, headers, says):
+    res = initialize_mcp(daemon, mcp_http, {"Content-Type": "application/json", **headers})
     assert res.status_code == 403, (headers, res.text)
 
 
@@ -308,20 +308,8 @@ def test_json_with_a_charset_is_json(daemon):
 
 
 def test_mcp_takes_a_post_only_as_json(daemon, mcp_http):
-    port = httpx.URL(mcp_http).port
     for content_type in ("text/plain", "application/x-www-form-urlencoded"):
-        res = raw_request(
-            mcp_http,
-            "POST",
-            "/mcp",
-            {
-                "Host": f"127.0.0.1:{port}",
-                "Authorization": f"Bearer {daemon.token}",
-                "Content-Type": content_type,
-                **MCP_HEADERS,
-            },
-            json.dumps(INITIALIZE).encode(),
-        )
+        res = initialize_mcp(daemon, mcp_http, {"Content-Type": content_type})
         assert res.status_code == 415, res.text
 
 

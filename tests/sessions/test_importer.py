@@ -27,20 +27,35 @@ REAL = (
 )
 
 
-def record(role: str, text: str, *, cwd: str = "/home/dev/acme", sid: str = "s1") -> dict:
+def record(
+    role: str,
+    text: str,
+    *,
+    cwd: str = "/home/dev/acme",
+    sid: str = "s1",
+    rng: random.Random | None = None,
+) -> dict:
+    """A Claude Code transcript record: random ids at 10:00, or, with ``rng``, its ids
+    and minute drawn from ``rng`` (the same seed, the same records)."""
+    if rng is None:
+        rid, at = str(uuid.uuid4()), "2026-11-20T10:00:00.000Z"
+    else:
+        rid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        at = f"2026-11-20T10:{rng.randint(0, 59):02d}:00.000Z"
     base = {
-        "uuid": str(uuid.uuid4()),
+        "uuid": rid,
         "sessionId": sid,
         "cwd": cwd,
-        "timestamp": "2026-11-20T10:00:00.000Z",
+        "timestamp": at,
         "type": role,
         "isSidechain": False,
     }
     if role == "user":
         base["message"] = {"role": "user", "content": text}
     else:
+        mid = "msg_" + uuid.uuid4().hex[:12] if rng is None else f"msg_{rng.getrandbits(48):012x}"
         base["message"] = {
-            "id": "msg_" + uuid.uuid4().hex[:12],
+            "id": mid,
             "role": "assistant",
             "model": "claude-sonnet",
             "content": [{"type": "text", "text": text}],

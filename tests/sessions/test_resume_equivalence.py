@@ -45,6 +45,7 @@ import pytest
 
 import memloom
 from memloom.llm.openai import OpenAIProvider
+from tests.sessions.test_importer import record
 from tests.support.crash import BIG, FIXTURE_PROJECTS, CrashModel, Snapshot, compare, snapshot
 
 #: Interruption points tried per backend in CI (``MEMLOOM_RESUME_POINTS`` for more).
@@ -54,27 +55,6 @@ CWD = "/home/dev/shop"
 
 SUBJECTS = ("the build", "the test suite", "the API", "deploys", "the cache")
 TOOLS = ("vite", "pytest", "docker", "make")
-
-
-def _record(role: str, text: str, *, sid: str, cwd: str, rng: random.Random) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-        "sessionId": sid,
-        "cwd": cwd,
-        "timestamp": f"2026-11-20T10:{rng.randint(0, 59):02d}:00.000Z",
-        "type": role,
-        "isSidechain": False,
-    }
-    if role == "user":
-        base["message"] = {"role": "user", "content": text}
-    else:
-        base["message"] = {
-            "id": f"msg_{rng.getrandbits(48):012x}",
-            "role": "assistant",
-            "model": "claude-sonnet",
-            "content": [{"type": "text", "text": text}],
-        }
-    return base
 
 
 def _statement(rng: random.Random, i: int) -> str:
@@ -121,7 +101,7 @@ def write_sessions(projects: Path, seed: int = 7) -> list[Path]:
                     ("user", _statement(rng, i)),
                     ("assistant", f"done with step {i}. " + "details " * rng.randint(250, 400)),
                 ):
-                    fh.write(json.dumps(_record(role, text, sid=sid, cwd=cwd, rng=rng)) + "\n")
+                    fh.write(json.dumps(record(role, text, sid=sid, cwd=cwd, rng=rng)) + "\n")
         out.append(path)
     real = projects / BIG[1]
     real.parent.mkdir(parents=True, exist_ok=True)
@@ -388,7 +368,7 @@ def test_a_belief_restated_many_times_is_recognised_on_replay(tmp_path, monkeypa
             for i in range(70):
                 said = "the build uses vite" if i % 2 else "The build uses vite."
                 for role, text in (("user", said), ("assistant", f"ok {i} " + "w " * 1_200)):
-                    fh.write(json.dumps(_record(role, text, sid=sid, cwd=CWD, rng=rng)) + "\n")
+                    fh.write(json.dumps(record(role, text, sid=sid, cwd=CWD, rng=rng)) + "\n")
         stamp = int(time.time()) - 3600
         os.utime(path, (stamp, stamp))
         ref, _calls, commits = reference(lab, monkeypatch)

@@ -11,17 +11,12 @@ import numpy as np
 import pytest
 
 import memloom
-from memloom.store.base import (
-    MemoryRow,
-    NotFoundError,
-    Principal,
-    ReadOnlyError,
-    SearchFilter,
-    StoreError,
-)
+from memloom.errors import NotFoundError, ReadOnlyError, StoreError
+from memloom.store.base import MemoryRow, Principal, SearchFilter
 from memloom.store.postgres import PostgresStore
 from memloom.store.postgres_migrations import MIGRATIONS
 from memloom.store.sqlite import SQLiteStore
+from tests.support.rows import fact_row
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "transcripts"
 
@@ -51,28 +46,7 @@ def _texts(limit: int = 300) -> list[str]:
 
 
 def _row(i: int, text: str, vec: np.ndarray, **fields) -> MemoryRow:
-    now = time.time()
-    return MemoryRow(
-        id=f"m{i:05d}",
-        root_id=f"m{i:05d}",
-        version=1,
-        status=fields.pop("status", "active"),
-        type="fact",
-        text=text,
-        original_text=None,
-        content_hash=f"h{i}",
-        embedding=vec,
-        source=None,
-        tags=fields.pop("tags", []),
-        metadata={},
-        project=fields.pop("project", None),
-        sensitivity=0,
-        session_id=fields.pop("session_id", None),
-        created_at=now,
-        asserted_at=now,
-        last_referenced=now,
-        **fields,
-    )
+    return fact_row(f"m{i:05d}", text, vec, content_hash=f"h{i}", **fields)
 
 
 @pytest.fixture

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from memloom.agents.base import HooksChange
 from memloom.errors import SettingsError
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "skip_blank",
     "strip_handlers",
     "write_atomic",
+    "write_installed",
     "write_json",
 ]
 
@@ -98,6 +100,14 @@ def write_json(path: Path, data: Any) -> None:
     indented it (:func:`json_indent`), non-ASCII kept as it is."""
     indent = json_indent(read_settings(path))
     write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+
+
+def write_installed(path: Path, data: Any, events: Iterable[str]) -> HooksChange:
+    """Install by writing ``data`` as JSON to ``path`` after its one-time backup: the
+    change, naming ``events``."""
+    backup = backup_once(path)
+    write_json(path, data)
+    return HooksChange(path, backup, True, list(events))
 
 
 def restore_backup(path: Path, data: Any, parse: Callable[[Path, str], Any]) -> bool:

@@ -5,19 +5,23 @@ parts that are the same for all of them:
 
 * **Text**: :func:`safe_text` (from :mod:`memloom.text`: no lone surrogates, no NULs)
   and :func:`without_memloom` (memloom's own ``<memloom-context>`` block taken
-  out, so recalled memories are never imported again).
+  out, so recalled memories are never imported again); :func:`clean_text`, both and
+  stripped; :func:`text_or_none`, a record's optional string field.
 * **The watermark** (a byte offset and the physical line count there): the
   keywords of :meth:`memloom.agents.base.Agent.read` (:class:`Resume`), read into a
   :class:`Watermark`; :func:`end_within` and :func:`resume` before reading,
   :func:`stamp` after.
 * **JSON Lines** (Claude Code, Codex, Copilot's ``events.jsonl``): a reader is a
-  :class:`LineReader` (its ``decode`` of one physical line, its ``record`` of one
-  object); :func:`read_lines` feeds it the lines of a stream. Bytes are split on
+  :class:`LineReader` (its ``recover`` rule for :func:`decode_line`, its ``record`` of
+  one object); :func:`read_lines` feeds it the lines of a stream. Bytes are split on
   ``\\n`` only (:func:`memloom.agents.files.line_segments`); a line longer than
   the reader's ``limit`` is skipped unread (``oversized``); with ``final=False`` an
   unterminated last segment is consumed only when it decodes completely (the agent
   may still be writing it); a resume at an offset not preceded by ``\\n`` continues
-  that physical line (same number).
+  that physical line (same number). :func:`read_file` reads a regular file from a
+  :class:`Watermark`, :func:`read_bytes` bytes already in memory (re-read context,
+  cited lines). Each reader passes its own block size and line limit (its module's
+  ``BLOCK_SIZE`` and ``MAX_LINE_BYTES``, read at the call).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult
-from memloom.agents.files import line_segments
+from memloom.agents.files import line_segments, open_regular
 from memloom.text import safe_text
 
 __all__ = [
@@ -39,9 +43,13 @@ __all__ = [
     "Watermark",
     "blocks",
     "check_watermark",
+    "clean_text",
     "decode_line",
+    "end_line",
     "end_within",
     "feed_lines",
+    "read_bytes",
+    "read_file",
     "read_from",
     "read_lines",
     "resume",
@@ -49,6 +57,7 @@ __all__ = [
     "safe_text",
     "stamp",
     "take_ids",
+    "text_or_none",
     "without_memloom",
 ]
 
@@ -72,6 +81,19 @@ def without_memloom(text: str) -> str:
     if MEMLOOM_CONTEXT_OPEN in text:
         return MEMLOOM_BLOCK_RE.sub("", text)
     return text
+
+
+def clean_text(text: str) -> str:
+    """``text`` made safe, without memloom's own blocks, stripped."""
+    return without_memloom(safe_text(text)).strip()
+
+
+def text_or_none(value: Any, *, empty: bool = True) -> str | None:
+    """A string field made safe; None for anything else (and, with ``empty=False``, for
+    an empty string)."""
+    if isinstance(value, str) and (empty or value):
+        return safe_text(value)
+    return None
 
 
 # --------------------------------------------------------------------------- watermark
@@ -183,6 +205,11 @@ _NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
 _DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
+def end_line(s: str, i: int, failures: int) -> tuple[list[Any], int]:
+    """The ``recover`` that gives up on the rest of the line."""
+    return [], len(s)
+
+
 def resync_at(record_start: str, max_recoveries: int = 16) -> Recover:
     """A ``recover`` for :func:`decode_line` when every record of a format opens alike
     (``'{"uuid"'``): after a corrupt record, go on at the next ``record_start`` (at most
@@ -273,12 +300,16 @@ def decode_line(
 
 class LineReader:
     """A JSON Lines reader: ``decode`` one physical line into (values, corrupt segments),
-    ``record`` each object; what is not an object is ``malformed``."""
+    by :func:`decode_line` with the reader's ``recover`` rule (a ``staticmethod``; by
+    default the line ends at a corrupt record) and ``bytes_first``; ``record`` each
+    object; what is not an object is ``malformed``."""
 
     res: ParseResult
+    recover: Recover = staticmethod(end_line)
+    bytes_first = False
 
     def decode(self, raw: bytes) -> tuple[list[Any], int]:
-        raise NotImplementedError
+        return decode_line(raw, self.recover, bytes_first=self.bytes_first)
 
     def record(self, o: dict[str, Any], line: int) -> None:
         raise NotImplementedError
@@ -359,6 +390,35 @@ def read_lines(
         p, chunks, limit=limit, first_line=first_line, final=final, continuation=continuation
     )
     return stamp(p.finish(), counts, first_line=first_line, offset=offset)
+
+
+def read_bytes(
+    p: LineReader,
+    data: bytes,
+    *,
+    limit: int,
+    first_line: int = 1,
+    final: bool = True,
+) -> ParseResult:
+    """:func:`read_lines` of bytes already in memory, whose first line is physical line
+    ``first_line``; ``end_offset`` is relative to ``data``."""
+    chunks = (data,) if data else ()
+    return read_lines(p, chunks, limit=limit, first_line=first_line, final=final)
+
+
+def read_file(
+    p: LineReader,
+    path: Any,
+    at: Watermark,
+    *,
+    block_size: int,
+    limit: int,
+) -> ParseResult:
+    """:func:`read_from` of the regular file at ``path``, opened as
+    :func:`memloom.agents.files.open_regular` opens it (``OSError`` when it is not one,
+    or is unsafe; ``ValueError`` for an offset past its end)."""
+    with open_regular(path) as f:
+        return read_from(p, f, path, at, block_size=block_size, limit=limit)
 
 
 def read_from(

@@ -15,10 +15,9 @@ history): the "not injected twice" check sees them there.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.e2e.harness import Driver, Sandbox
+from tests.e2e.harness import Sandbox, UserSettingsDriver
 
 #: The user's settings.json before memloom: JSONC (Gemini strips comments), the
 #: offline settings, and another tool's BeforeAgent hook.
@@ -48,21 +47,12 @@ USER_SETTINGS = """\
 """
 
 
-class GeminiCli(Driver):
+class GeminiCli(UserSettingsDriver):
     name = "gemini"
     binary = "gemini"
 
-    def settings(self, sb: Sandbox) -> Path:
-        return sb.home / ".gemini" / "settings.json"
-
-    def configure(self, sb: Sandbox) -> None:
-        pass  # the keys that keep it offline are the user's settings.json (seed_user_config)
-
-    def seed_user_config(self, sb: Sandbox) -> list[Path]:
-        path = self.settings(sb)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(USER_SETTINGS % json.dumps(self.other_hook_command(sb)))
-        return [path]
+    folder = ".gemini"
+    user_settings = USER_SETTINGS
 
     def run_env(self, sb: Sandbox) -> dict[str, str]:
         return {

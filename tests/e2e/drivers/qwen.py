@@ -15,10 +15,9 @@ on every start (tests/e2e/test_qwen.py checks memloom's disconnect around that).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.e2e.harness import Driver, Sandbox
+from tests.e2e.harness import Sandbox, UserSettingsDriver
 
 #: The user's settings.json before memloom: JSONC (Qwen strips comments, as Gemini
 #: CLI does), the offline settings, and another tool's UserPromptSubmit hook.
@@ -42,21 +41,12 @@ USER_SETTINGS = """\
 """
 
 
-class QwenCode(Driver):
+class QwenCode(UserSettingsDriver):
     name = "qwen"
     binary = "qwen"
 
-    def settings(self, sb: Sandbox) -> Path:
-        return sb.home / ".qwen" / "settings.json"
-
-    def configure(self, sb: Sandbox) -> None:
-        pass  # the keys that keep it offline are the user's settings.json (seed_user_config)
-
-    def seed_user_config(self, sb: Sandbox) -> list[Path]:
-        path = self.settings(sb)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(USER_SETTINGS % json.dumps(self.other_hook_command(sb)))
-        return [path]
+    folder = ".qwen"
+    user_settings = USER_SETTINGS
 
     def run_env(self, sb: Sandbox) -> dict[str, str]:
         return {

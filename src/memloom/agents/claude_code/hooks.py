@@ -17,7 +17,6 @@ from memloom.agents.claude_code.home import settings_path
 from memloom.errors import SettingsError
 
 __all__ = [
-    "BACKUP_SUFFIX",
     "NOTIFY_EVENT",
     "NOTIFY_TIMEOUT",
     "RECALL_EVENT",
@@ -29,7 +28,6 @@ __all__ = [
     "remove",
 ]
 
-BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 NOTIFY_EVENT = "SessionEnd"
 RECALL_EVENT = "UserPromptSubmit"
 START_EVENT = "SessionStart"
@@ -84,12 +82,9 @@ def install(
         group = {**extra, "hooks": [{"type": "command", "command": cmd, "timeout": timeout}]}
         hooks[event] = [*hooks.get(event, []), group]
     new = {**data, "hooks": hooks}
-    changed = new != data
-    backup = None
-    if changed:
-        backup = hookfile.backup_once(path)
-        hookfile.write_json(path, new)
-    return HooksChange(path, backup, changed, list(wanted))
+    if new == data:
+        return HooksChange(path, None, False, list(wanted))
+    return hookfile.write_installed(path, new, wanted)
 
 
 def remove(env: Mapping[str, str] | None = None) -> HooksChange:

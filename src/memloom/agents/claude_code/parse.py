@@ -128,10 +128,10 @@ from memloom.agents.files import open_regular
 from memloom.agents.reading import (
     LineReader,
     Watermark,
-    decode_line,
-    read_from,
-    read_lines,
+    read_bytes,
+    read_file,
     safe_text,
+    text_or_none,
     without_memloom,
 )
 
@@ -368,11 +368,6 @@ def _recover(s: str, i: int, n: int) -> list[Any]:
     return []
 
 
-def _decode_line(raw: bytes) -> tuple[list[Any], int]:
-    """Decode one physical line: (values, number of corrupt segments)."""
-    return decode_line(raw, _resync)
-
-
 def _resync(s: str, i: int, failures: int) -> tuple[list[Any], int]:
     """After a corrupt record at ``i``: what :func:`_recover` finds; the line ends there."""
     return _recover(s, i, len(s)), len(s)
@@ -393,7 +388,7 @@ class _Queued:
 
 
 class _Parser(LineReader):
-    decode = staticmethod(_decode_line)
+    recover = staticmethod(_resync)
 
     def __init__(self, seen_uuids: set[str] | None) -> None:
         self.seen: set[str] = seen_uuids if seen_uuids is not None else set()
@@ -411,11 +406,11 @@ class _Parser(LineReader):
         res = self.res
         res.records += 1
         if res.session_id is None:
-            res.session_id = _str(o.get("sessionId"))
+            res.session_id = text_or_none(o.get("sessionId"))
         if res.cwd is None:
-            res.cwd = _str(o.get("cwd"))
+            res.cwd = text_or_none(o.get("cwd"))
         if res.version is None:
-            res.version = _str(o.get("version"))
+            res.version = text_or_none(o.get("version"))
         kind = o.get("type")
         if kind == "user":
             self.user(o, line)
@@ -455,7 +450,10 @@ class _Parser(LineReader):
                 self.pending = deque(q for q in self.pending if q.cleaned not in joined)
         if o.get("isMeta") is True:
             reason = "meta"
-        elif o.get("isCompactSummary") is True or _str(o.get("parentUuid")) in self.compact_uuids:
+        elif (
+            o.get("isCompactSummary") is True
+            or text_or_none(o.get("parentUuid")) in self.compact_uuids
+        ):
             reason = "compact_summary"
         elif has_tool_result:
             reason = "tool_result"
@@ -473,7 +471,7 @@ class _Parser(LineReader):
             self.dropped[reason] += 1
             return
         self.open_replies.clear()
-        uuid, ts = _str(o.get("uuid")), _str(o.get("timestamp"))
+        uuid, ts = text_or_none(o.get("uuid")), text_or_none(o.get("timestamp"))
         self.units.append(Unit("user", "\n\n".join(kept), line, line, uuid, ts))
 
     def assistant(self, o: dict[str, Any], line: int) -> None:
@@ -498,20 +496,27 @@ class _Parser(LineReader):
             return
         text = "\n\n".join(kept)
         mid = msg.get("id")
-        key = (mid, _str(o.get("requestId"))) if isinstance(mid, str) and mid else None
+        key = (mid, text_or_none(o.get("requestId"))) if isinstance(mid, str) and mid else None
         unit = self.open_replies.get(key) if key else None
         if unit is not None:
             unit.text += "\n\n" + text
             unit.end_line = max(unit.end_line, line)
             return
-        unit = Unit("assistant", text, line, line, _str(o.get("uuid")), _str(o.get("timestamp")))
+        unit = Unit(
+            "assistant",
+            text,
+            line,
+            line,
+            text_or_none(o.get("uuid")),
+            text_or_none(o.get("timestamp")),
+        )
         self.units.append(unit)
         if key:
             self.open_replies[key] = unit
 
     def queue(self, o: dict[str, Any], line: int) -> None:
         op = o.get("operation")
-        ts = _str(o.get("timestamp"))
+        ts = text_or_none(o.get("timestamp"))
         if op == "enqueue":
             texts, _ = _content_texts(o.get("content"))
             if len(self.pending) >= MAX_QUEUED:
@@ -558,10 +563,6 @@ def _cleaned(text: str) -> str:
     return _clean(text, user=True) or text
 
 
-def _str(v: Any) -> str | None:
-    return safe_text(v) if isinstance(v, str) else None
-
-
 # --------------------------------------------------------------------------- entry points
 
 
@@ -577,9 +578,8 @@ def parse_bytes(
     ``first_line`` is the physical line number of the first line of ``data``.
     ``end_offset`` is relative to the start of ``data``.
     """
-    chunks = (data,) if data else ()
-    return read_lines(
-        _Parser(seen_uuids), chunks, limit=MAX_LINE_BYTES, first_line=first_line, final=final
+    return read_bytes(
+        _Parser(seen_uuids), data, limit=MAX_LINE_BYTES, first_line=first_line, final=final
     )
 
 
@@ -602,7 +602,4 @@ def parse_transcript(
     non-blocking, so a FIFO put in a transcript's place cannot hang the caller).
     """
     at = Watermark(start_offset, start_line, seen_uuids, final)
-    with open_regular(path) as f:
-        return read_from(
-            _Parser(seen_uuids), f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES
-        )
+    return read_file(_Parser(seen_uuids), path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES)

@@ -59,7 +59,6 @@ from memloom.agents.codex.home import config_path, hooks_path
 from memloom.errors import SettingsError
 
 __all__ = [
-    "BACKUP_SUFFIX",
     "EVENTS",
     "FEATURE_KEY",
     "STATE_SUFFIX",
@@ -72,7 +71,6 @@ __all__ = [
     "trust",
 ]
 
-BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 STATE_SUFFIX = ".memloom-state"
 #: event -> (hook subcommand, timeout in seconds, report key)
 EVENTS: dict[str, tuple[str, int, str]] = {
@@ -299,7 +297,7 @@ def _write_or_restore(path: Path, new_text: str, original_sha: Any, same: Any) -
     """Write ``new_text`` -- or the backup's exact bytes, when the backup is the file as
     memloom first found it (``original_sha``) and ``same(backup_text)`` says its content
     equals what is left: byte-identical after a round trip, whatever the formatting."""
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    backup = path.with_name(path.name + hookfile.BACKUP_SUFFIX)
     if _sha(new_text) != original_sha and isinstance(original_sha, str):
         try:
             old = _read_text(backup)

@@ -92,11 +92,11 @@ from memloom.agents.reading import (
     Resume,
     Watermark,
     blocks,
+    clean_text,
     decode_line,
+    read_bytes,
     read_from,
-    read_lines,
-    safe_text,
-    without_memloom,
+    text_or_none,
 )
 
 __all__ = [
@@ -206,16 +206,8 @@ def clean_user_text(text: str) -> tuple[str, bool]:
             return "", True
         text = stripped[at + len(IDE_REQUEST_MARKER) :]
         injected = True
-    cleaned = without_memloom(safe_text(text)).strip()
+    cleaned = clean_text(text)
     return cleaned, injected or (not cleaned and MEMLOOM_CONTEXT_OPEN in text)
-
-
-def _assistant_text(text: str) -> str:
-    return without_memloom(safe_text(text)).strip()
-
-
-def _str(v: Any) -> str | None:
-    return safe_text(v) if isinstance(v, str) else None
 
 
 # --------------------------------------------------------------------------- project
@@ -266,11 +258,6 @@ def _project(cwd: str | None) -> str | None:
 # --------------------------------------------------------------------------- decoding
 
 
-def _decode_line(raw: bytes) -> tuple[list[Any], int]:
-    """Decode one physical line: (values, number of corrupt segments)."""
-    return decode_line(raw, _resync, bytes_first=True)
-
-
 def _resync(s: str, i: int, failures: int) -> tuple[list[Any], int]:
     """After a corrupt record at ``i``: resynchronise at the next record start from which
     the rest of the line decodes (at most :data:`MAX_RECOVER` tries); the line ends there."""
@@ -305,7 +292,8 @@ def _chain(s: str, i: int, n: int) -> list[Any] | None:
 
 
 class _Parser(LineReader):
-    decode = staticmethod(_decode_line)
+    recover = staticmethod(_resync)
+    bytes_first = True
 
     def __init__(
         self,
@@ -326,7 +314,7 @@ class _Parser(LineReader):
         self.first_cwd: str | None = None
 
     def _cwd(self, value: Any) -> None:
-        cwd = _str(value)
+        cwd = text_or_none(value)
         if cwd:
             self.turn_cwd = cwd
             if self.first_cwd is None:
@@ -338,7 +326,7 @@ class _Parser(LineReader):
         payload = o.get("payload")
         if not isinstance(payload, dict):
             payload = None
-        ts = _str(o.get("timestamp"))
+        ts = text_or_none(o.get("timestamp"))
         if kind == "response_item" and payload is not None:
             self.item(payload, line, ts)
         elif kind == "event_msg" and payload is not None:
@@ -366,9 +354,9 @@ class _Parser(LineReader):
             return  # the first session_meta is canonical
         self.meta_seen = True
         res = self.res
-        res.session_id = _str(p.get("id")) or _str(p.get("session_id"))
-        res.version = _str(p.get("cli_version"))
-        cwd = _str(p.get("cwd"))
+        res.session_id = text_or_none(p.get("id")) or text_or_none(p.get("session_id"))
+        res.version = text_or_none(p.get("cli_version"))
+        cwd = text_or_none(p.get("cwd"))
         if cwd:
             self.session_cwd = cwd
             self.first_cwd = cwd
@@ -398,7 +386,7 @@ class _Parser(LineReader):
             self.dropped["developer" if role in ("developer", "system") else "other"] += 1
             return
         self.has_items = True
-        mid = _str(p.get("id"))
+        mid = text_or_none(p.get("id"))
         if mid:
             if mid in self.seen:
                 self.dropped["duplicate_id"] += 1
@@ -424,7 +412,7 @@ class _Parser(LineReader):
             else:
                 if ctype not in ("output_text", "text"):
                     continue
-                t = _assistant_text(text)
+                t = clean_text(text)
             if t:
                 kept.append(t)
         if not kept:
@@ -455,7 +443,7 @@ class _Parser(LineReader):
         if role == "user":
             t, injected = clean_user_text(text)
         else:
-            t, injected = _assistant_text(text), False
+            t, injected = clean_text(text), False
         if not t:
             self.dropped["injected" if injected else "empty"] += 1
             return
@@ -487,7 +475,7 @@ def _has_items_before(f: Any, end: int) -> bool:
     for seg, _, terminated in line_segments(blocks(f, BLOCK_SIZE, end), MAX_LINE_BYTES):
         if seg is None or not terminated or b'"response_item"' not in seg or b'"role"' not in seg:
             continue
-        values, _ = _decode_line(seg)
+        values, _ = decode_line(seg, _resync, bytes_first=True)
         for o in values:
             p = o.get("payload") if isinstance(o, dict) else None
             if (
@@ -507,10 +495,7 @@ def parse_bytes(
     ``first_line`` is the physical line number of the first line of ``data``;
     ``end_offset`` is relative to the start of ``data``.
     """
-    chunks = (data,) if data else ()
-    return read_lines(
-        _Parser(seen), chunks, limit=MAX_LINE_BYTES, first_line=first_line, final=final
-    )
+    return read_bytes(_Parser(seen), data, limit=MAX_LINE_BYTES, first_line=first_line, final=final)
 
 
 def parse_rollout(path: Path, **resume: Unpack[Resume]) -> ParseResult:

@@ -55,7 +55,6 @@ from memloom.errors import SettingsError
 
 __all__ = [
     "AGENT_FLAG",
-    "BACKUP_SUFFIX",
     "NOTIFY_EVENT",
     "NOTIFY_TIMEOUT",
     "NOT_STRICT_NOTE",
@@ -70,7 +69,6 @@ __all__ = [
     "strict_json_problem",
 ]
 
-BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 AGENT_FLAG = "--agent copilot"
 NOTIFY_EVENT = "sessionEnd"
 NOTIFY_TIMEOUT = 10
@@ -489,7 +487,7 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
     if not _memloom_entries(root):
         return HooksChange(path, None, False, [])
     new = _strip_text(path, text)
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    backup = path.with_name(path.name + hookfile.BACKUP_SUFFIX)
     leftover = _tree(path, new).to_py()
     if not backup.exists() and leftover in ({"version": 1}, {}):
         path.unlink()  # memloom created the file and nothing else is in it

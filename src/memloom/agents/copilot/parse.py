@@ -47,12 +47,11 @@ from memloom.agents.reading import (
     LineReader,
     Resume,
     Watermark,
-    decode_line,
+    clean_text,
     end_within,
-    read_from,
-    read_lines,
-    safe_text,
-    without_memloom,
+    read_bytes,
+    read_file,
+    text_or_none,
 )
 
 __all__ = [
@@ -98,20 +97,7 @@ _raw_decode = _decoder.raw_decode
 # --------------------------------------------------------------------------- text
 
 
-def _clean(text: str) -> str:
-    return without_memloom(safe_text(text)).strip()
-
-
-def _str(v: Any) -> str | None:
-    return safe_text(v) if isinstance(v, str) and v else None
-
-
 # --------------------------------------------------------------------------- events
-
-
-def _decode_line(raw: bytes) -> tuple[list[Any], int]:
-    """One physical line: (decoded values, corrupt segments)."""
-    return decode_line(raw, _resync)
 
 
 def _resync(s: str, i: int, failures: int) -> tuple[list[Any], int]:
@@ -138,7 +124,7 @@ def _family(kind: str) -> str:
 class _Events(LineReader):
     """The events.jsonl record handler."""
 
-    decode = staticmethod(_decode_line)
+    recover = staticmethod(_resync)
 
     def __init__(self, seen: set[str] | None) -> None:
         self.seen: set[str] = seen if seen is not None else set()
@@ -169,16 +155,18 @@ class _Events(LineReader):
         """``session.start`` (and ``session.resume``, which may repeat it): id, project, version."""
         res = self.res
         if res.session_id is None:
-            res.session_id = _str(data.get("sessionId"))
+            res.session_id = text_or_none(data.get("sessionId"), empty=False)
         if res.version is None:
-            res.version = _str(data.get("copilotVersion"))
+            res.version = text_or_none(data.get("copilotVersion"), empty=False)
         ctx = data.get("context")
         if res.cwd is None and isinstance(ctx, dict):
-            res.cwd = _str(ctx.get("gitRoot")) or _str(ctx.get("cwd"))
+            res.cwd = text_or_none(ctx.get("gitRoot"), empty=False) or text_or_none(
+                ctx.get("cwd"), empty=False
+            )
 
     def message(self, o: dict[str, Any], data: dict[str, Any], line: int, role: str) -> None:
-        eid = _str(o.get("id"))
-        mid = _str(data.get("messageId"))
+        eid = text_or_none(o.get("id"), empty=False)
+        mid = text_or_none(data.get("messageId"), empty=False)
         uuid = eid or mid
         if uuid is not None:
             if uuid in self.seen:
@@ -194,14 +182,14 @@ class _Events(LineReader):
             self.dropped["subagent"] += 1
             return
         content = data.get("content")
-        text = _clean(content) if isinstance(content, str) else ""
+        text = clean_text(content) if isinstance(content, str) else ""
         if not text:
             requests = data.get("toolRequests")
             only_tools = role == "assistant" and isinstance(requests, list) and requests
             self.dropped["tool_requests_only" if only_tools else "empty"] += 1
             return
         self.units.append(
-            Unit(role, text, line, line, uuid, _str(o.get("timestamp")))  # type: ignore[arg-type]
+            Unit(role, text, line, line, uuid, text_or_none(o.get("timestamp"), empty=False))  # type: ignore[arg-type]
         )
 
 
@@ -209,15 +197,11 @@ def parse_events_bytes(
     data: bytes, *, first_line: int = 1, seen: set[str] | None = None, final: bool = True
 ) -> ParseResult:
     """events.jsonl bytes already in memory; ``end_offset`` is relative to ``data``."""
-    chunks = (data,) if data else ()
-    return read_lines(
-        _Events(seen), chunks, limit=MAX_LINE_BYTES, first_line=first_line, final=final
-    )
+    return read_bytes(_Events(seen), data, limit=MAX_LINE_BYTES, first_line=first_line, final=final)
 
 
 def _parse_events_file(path: Path, at: Watermark) -> ParseResult:
-    with open_regular(path) as f:
-        res = read_from(_Events(at.seen), f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES)
+    res = read_file(_Events(at.seen), path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES)
     if res.cwd is None:  # resumed past session.start, or it carries no context
         from memloom.agents.copilot.discover import session_project
 
@@ -330,7 +314,7 @@ def parse_legacy_bytes(
     if not is_legacy_doc(doc):
         res.malformed += 1
         return res
-    res.session_id = _str(doc.get("sessionId"))
+    res.session_id = text_or_none(doc.get("sessionId"), empty=False)
     res.records = len(entries)
     chat = doc.get("chatMessages")
     if isinstance(chat, list):
@@ -349,9 +333,9 @@ def parse_legacy_bytes(
             res.dropped["timeline_other"] += 1
             continue
         raw = entry.get("text")
-        text = _clean(raw) if isinstance(raw, str) else ""
-        ts = _str(entry.get("timestamp"))
-        uuid = _str(entry.get("id"))
+        text = clean_text(raw) if isinstance(raw, str) else ""
+        ts = text_or_none(entry.get("timestamp"), empty=False)
+        uuid = text_or_none(entry.get("id"), empty=False)
         if uuid is None and text:
             digest = hashlib.sha256(f"{kind}\0{ts}\0{text}".encode("utf-8", "replace"))
             uuid = "copilot-legacy:" + digest.hexdigest()[:32]

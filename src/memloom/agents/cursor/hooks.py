@@ -39,7 +39,6 @@ from memloom.errors import SettingsError
 
 __all__ = [
     "AGENT_FLAG",
-    "BACKUP_SUFFIX",
     "NOTIFY_EVENTS",
     "START_EVENT",
     "install",
@@ -48,7 +47,6 @@ __all__ = [
     "remove",
 ]
 
-BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 AGENT_FLAG = "--agent cursor"
 NOTIFY_EVENTS = ("stop", "sessionEnd")
 START_EVENT = "sessionStart"
@@ -139,9 +137,7 @@ def install(
     for event, entry in wanted.items():
         hooks[event] = [*hooks.get(event, []), entry]
     new = {"version": 1, **base, "hooks": hooks}  # Cursor reads only a versioned file
-    backup = hookfile.backup_once(path)
-    hookfile.write_json(path, new)
-    return HooksChange(path, backup, True, list(wanted))
+    return hookfile.write_installed(path, new, wanted)
 
 
 def remove(env: Mapping[str, str] | None = None) -> HooksChange:
@@ -154,7 +150,7 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
     earlier = _as_found(new)
     if any(hookfile.restore_backup(path, doc, _parse) for doc in earlier):
         return HooksChange(path, None, True, [])
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    backup = path.with_name(path.name + hookfile.BACKUP_SUFFIX)
     before = hookfile.read_settings(backup)
     if before is not None and not before.strip() and {} in earlier:
         hookfile.write_atomic(path, before)  # the file was empty: empty again

@@ -45,13 +45,11 @@ from memloom.agents.reading import (
     Resume,
     Watermark,
     blocks,
-    decode_line,
-    read_from,
-    read_lines,
+    clean_text,
+    read_bytes,
+    read_file,
     resume,
-    safe_text,
     stamp,
-    without_memloom,
 )
 
 __all__ = [
@@ -88,10 +86,6 @@ _HEADER_RE = re.compile(rb"^(user|assistant):[ \t\r]*$")
 _MARKER_RE = re.compile(r"^\[(Thinking|Tool call|Tool result)\]")
 
 
-def _clean(text: str) -> str:
-    return without_memloom(safe_text(text)).strip()
-
-
 def user_query(text: str) -> str:
     """What the user typed: the inside of ``<user_query>`` tags when there are any."""
     found = _USER_QUERY_RE.findall(text)
@@ -111,7 +105,7 @@ class _Units:
         self.res = ParseResult(dropped=dict.fromkeys(DROP_REASONS, 0))
 
     def add(self, role: str, raw: str, start: int, end: int) -> None:
-        text = _clean(user_query(raw) if role == "user" else raw)
+        text = clean_text(user_query(raw) if role == "user" else raw)
         if not text:
             self.res.dropped["empty"] += 1
             return
@@ -155,8 +149,7 @@ def _texts(content: Any) -> tuple[list[str], bool]:
 class _Jsonl(LineReader, _Units):
     """The JSON Lines record handler."""
 
-    def decode(self, raw: bytes) -> tuple[list[Any], int]:
-        return decode_line(raw, _resync)
+    recover = staticmethod(_resync)
 
     def record(self, o: dict[str, Any], line: int) -> None:
         self.res.records += 1
@@ -181,9 +174,7 @@ def parse_jsonl_bytes(
     data: bytes, *, first_line: int = 1, final: bool = True, seen: set[str] | None = None
 ) -> ParseResult:
     """A JSONL transcript (or the part of one in ``data``) as units."""
-    return read_lines(
-        _Jsonl(seen), [data], limit=MAX_LINE_BYTES, first_line=first_line, final=final
-    )
+    return read_bytes(_Jsonl(seen), data, limit=MAX_LINE_BYTES, first_line=first_line, final=final)
 
 
 # --------------------------------------------------------------------------- plain text
@@ -290,11 +281,9 @@ def parse_transcript(path: Path, **watermark: Unpack[Resume]) -> ParseResult:
     """Read ``path`` from the watermark: ``.txt`` as plain text, anything else as JSONL.
     ``ValueError`` for an offset past the end, ``OSError`` if unreadable."""
     at = Watermark(**watermark)
+    if Path(path).suffix != ".txt":
+        return read_file(_Jsonl(at.seen), path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES)
     with open_regular(path) as f:
-        if Path(path).suffix != ".txt":
-            return read_from(
-                _Jsonl(at.seen), f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES
-            )
         continuation = resume(f, path, at.start_offset)
         p = _Text(at.seen)
         counts = _read_text(

@@ -26,13 +26,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from memloom.agents import hookfile
 from memloom.agents.gemini.home import settings_path
 from memloom.agents.grouphooks import BoundHooks, Hook, HookSet
 
 __all__ = [
     "AGENT_ARG",
-    "BACKUP_SUFFIX",
     "HOOKS",
     "NOTIFY_TIMEOUT_MS",
     "RECALL_TIMEOUT_MS",
@@ -42,7 +40,6 @@ __all__ = [
     "remove",
 ]
 
-BACKUP_SUFFIX = hookfile.BACKUP_SUFFIX
 AGENT_ARG = "--agent gemini"
 #: Gemini's hook timeouts are milliseconds (default 60 000).
 NOTIFY_TIMEOUT_MS = 10_000

@@ -68,7 +68,7 @@ from typing import Any, BinaryIO
 from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, ParseResult, Unit
 from memloom.agents.files import open_regular
 from memloom.agents.gemini.markup import HOOK_CONTEXT_OPEN, remove_blocks, without_hook_context
-from memloom.agents.reading import check_watermark, end_within, safe_text
+from memloom.agents.reading import check_watermark, end_within, safe_text, text_or_none
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -209,10 +209,6 @@ def _classify(rec: dict[str, Any]) -> tuple[str | None, str, str | None]:
     return None, "", "other_type"
 
 
-def _str(v: Any) -> str | None:
-    return safe_text(v) if isinstance(v, str) else None
-
-
 # --------------------------------------------------------------------------- format
 
 
@@ -325,9 +321,9 @@ class _Fold:
             if meta.session_id is None:
                 meta.session_id = safe_text(sid)
             if meta.project_hash is None:
-                meta.project_hash = _str(o.get("projectHash"))
+                meta.project_hash = text_or_none(o.get("projectHash"))
             if meta.kind is None:
-                meta.kind = _str(o.get("kind"))
+                meta.kind = text_or_none(o.get("kind"))
             return
         self.dropped["unknown_record"] += 1
 
@@ -335,11 +331,13 @@ class _Fold:
         role, text, reason = _classify(o)
         m = self.msgs.get(mid)
         if m is None:
-            m = self.msgs[mid] = _Msg(mid, role, text, reason, _str(o.get("timestamp")), line)
+            m = self.msgs[mid] = _Msg(
+                mid, role, text, reason, text_or_none(o.get("timestamp")), line
+            )
         else:
             self.dropped["reemitted"] += 1
             m.role, m.text, m.reason, m.last_line = role, text, reason, line
-            m.timestamp = _str(o.get("timestamp")) or m.timestamp
+            m.timestamp = text_or_none(o.get("timestamp")) or m.timestamp
         m.hook_led = _hook_led(o)
         if role is not None and not m.text_line:
             m.text_line = line
@@ -379,7 +377,9 @@ class _Fold:
                 self.dropped["checkpoint_omitted"] -= 1
             if m is None:  # a turn the checkpoint made up (a compression summary)
                 known = False
-                m = _Msg(mid, role, text, reason, _str(el.get("timestamp")), line, synthetic=True)
+                m = _Msg(
+                    mid, role, text, reason, text_or_none(el.get("timestamp")), line, synthetic=True
+                )
             else:
                 m.role, m.text, m.reason = role, text, reason
             if role is not None and not m.text_line:
@@ -614,9 +614,9 @@ def _parse_json(
         _walk_legacy(s, top, elements)
     except _Damaged as exc:
         damage = exc
-    meta.session_id = _str(top.get("sessionId"))
-    meta.project_hash = _str(top.get("projectHash"))
-    meta.kind = _str(top.get("kind"))
+    meta.session_id = text_or_none(top.get("sessionId"))
+    meta.project_hash = text_or_none(top.get("projectHash"))
+    meta.kind = text_or_none(top.get("kind"))
     res.session_id = meta.session_id
     if damage is not None:
         if not final:
@@ -644,7 +644,7 @@ def _parse_json(
             res.malformed += 1
             continue
         role, text, reason = _classify(value)
-        mid = _str(value.get("id"))
+        mid = text_or_none(value.get("id"))
         if role is None:
             dropped[reason or "empty"] += 1
         elif last <= start_line:
@@ -654,7 +654,7 @@ def _parse_json(
         else:
             if seen is not None and mid is not None:
                 seen.add(mid)
-            units.append(Unit(role, text, first, last, mid, _str(value.get("timestamp"))))  # type: ignore[arg-type]
+            units.append(Unit(role, text, first, last, mid, text_or_none(value.get("timestamp"))))  # type: ignore[arg-type]
     res.lines_read, res.end_offset = total_lines, len(data)
     return res, meta
 

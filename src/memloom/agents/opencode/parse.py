@@ -20,11 +20,9 @@ from memloom.agents.reading import (
     LineReader,
     Resume,
     Watermark,
-    decode_line,
+    clean_text,
+    read_bytes,
     read_from,
-    read_lines,
-    safe_text,
-    without_memloom,
 )
 
 __all__ = ["MAX_LINE_BYTES", "parse_bytes", "read_session"]
@@ -34,10 +32,6 @@ MAX_LINE_BYTES = 32 << 20
 BLOCK_SIZE = 1 << 20
 
 
-def _no_recovery(s: str, i: int, failures: int) -> tuple[list[Any], int]:
-    return [], len(s)  # memloom wrote the rendering: a line that does not decode is lost
-
-
 def _iso(ms: Any) -> str | None:
     if not isinstance(ms, int | float) or ms <= 0:
         return None
@@ -45,12 +39,13 @@ def _iso(ms: Any) -> str | None:
 
 
 class _Session(LineReader):
+    #: memloom wrote the rendering: the rest of a line that does not decode is lost
+    #: (the default ``recover``).
+    bytes_first = True
+
     def __init__(self, seen: set[str] | None) -> None:
         self.res = ParseResult()
         self.seen = seen
-
-    def decode(self, raw: bytes) -> tuple[list[Any], int]:
-        return decode_line(raw, _no_recovery, bytes_first=True)
 
     def _drop(self, reason: str, count: int = 1) -> None:
         self.res.dropped[reason] = self.res.dropped.get(reason, 0) + count
@@ -70,11 +65,7 @@ class _Session(LineReader):
             self._drop("other_role")
             return
         texts = [p.get("text") for p in o.get("parts") or () if isinstance(p, dict)]
-        text = "\n\n".join(
-            t
-            for t in (without_memloom(safe_text(t)).strip() for t in texts if isinstance(t, str))
-            if t
-        )
+        text = "\n\n".join(t for t in (clean_text(t) for t in texts if isinstance(t, str)) if t)
         if not text:
             self._drop("no_text")
             return
@@ -88,12 +79,8 @@ class _Session(LineReader):
 
 def parse_bytes(data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
     """A rendering already in memory (re-read context, cited lines)."""
-    return read_lines(
-        _Session(None),
-        (data,) if data else (),
-        limit=MAX_LINE_BYTES,
-        first_line=first_line,
-        final=final,
+    return read_bytes(
+        _Session(None), data, limit=MAX_LINE_BYTES, first_line=first_line, final=final
     )
 
 

@@ -32,18 +32,16 @@ from pathlib import Path
 from typing import Any, Literal, Unpack
 
 from memloom.agents.base import ParseResult, Unit
-from memloom.agents.files import open_regular
 from memloom.agents.reading import (
     LineReader,
     Resume,
     Watermark,
-    decode_line,
-    read_from,
-    read_lines,
+    clean_text,
+    read_bytes,
+    read_file,
     resync_at,
-    safe_text,
     take_ids,
-    without_memloom,
+    text_or_none,
 )
 
 __all__ = [
@@ -76,14 +74,6 @@ MAX_RECOVERIES = 16
 _TYPED_SUBTYPES = (None, "mid_turn_user_message")
 
 
-def _clean(text: str) -> str:
-    return without_memloom(safe_text(text)).strip()
-
-
-def _str(v: Any) -> str | None:
-    return safe_text(v) if isinstance(v, str) and v else None
-
-
 def _is_context_part(text: str) -> bool:
     stripped = text.strip()
     return stripped.startswith(CONTEXT_OPEN) and stripped.endswith(CONTEXT_CLOSE)
@@ -107,22 +97,18 @@ def typed_text(record: dict[str, Any]) -> str:
     if isinstance(payload, dict) and isinstance(payload.get("hookContext"), str):
         shown = payload.get("displayText")
         if isinstance(shown, str):
-            return _clean(shown)
+            return clean_text(shown)
     parts = [t for t in _text_parts(record.get("message")) if not _is_context_part(t)]
-    return _clean("\n".join(parts))
+    return clean_text("\n".join(parts))
 
 
 _resync = resync_at('{"uuid"', MAX_RECOVERIES)
 
 
-def _decode_line(raw: bytes) -> tuple[list[Any], int]:
-    return decode_line(raw, _resync)
-
-
 class _Records(LineReader):
     """The chat record handler."""
 
-    decode = staticmethod(_decode_line)
+    recover = staticmethod(_resync)
 
     def __init__(self, seen: set[str] | None) -> None:
         self.seen: set[str] = seen if seen is not None else set()
@@ -144,7 +130,7 @@ class _Records(LineReader):
             if provenance not in (None, "assistant_output") or o.get("subtype") is not None:
                 self.dropped["system"] += 1
                 return
-            text = _clean("\n".join(_text_parts(o.get("message"))))
+            text = clean_text("\n".join(_text_parts(o.get("message"))))
             if not text and self._calls_tools(o.get("message")):
                 self.dropped["tool_calls_only"] += 1
                 return
@@ -166,7 +152,7 @@ class _Records(LineReader):
     def unit(
         self, o: dict[str, Any], line: int, role: Literal["user", "assistant"], text: str
     ) -> None:
-        uuid = _str(o.get("uuid"))
+        uuid = text_or_none(o.get("uuid"), empty=False)
         if uuid is not None:
             if uuid in self.seen:
                 self.dropped["duplicate_uuid"] += 1
@@ -175,23 +161,21 @@ class _Records(LineReader):
         if not text:
             self.dropped["empty"] += 1
             return
-        self.res.units.append(Unit(role, text, line, line, uuid, _str(o.get("timestamp"))))
+        self.res.units.append(
+            Unit(role, text, line, line, uuid, text_or_none(o.get("timestamp"), empty=False))
+        )
 
 
 def parse_session(path: Path, **resume: Unpack[Resume]) -> ParseResult:
     """Read ``path`` from a watermark. ``ValueError`` for an offset past the end,
     ``OSError`` when unreadable or not a regular file."""
     at = Watermark(**resume)
-    with open_regular(path) as f:
-        return read_from(
-            _Records(at.seen), f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES
-        )
+    return read_file(_Records(at.seen), path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES)
 
 
 def parse_bytes(data: bytes, *, first_line: int = 1, final: bool = True) -> ParseResult:
     """Bytes already in memory (re-read context, cited lines); ``end_offset`` is relative
     to ``data``."""
-    chunks = (data,) if data else ()
-    return read_lines(
-        _Records(None), chunks, limit=MAX_LINE_BYTES, first_line=first_line, final=final
+    return read_bytes(
+        _Records(None), data, limit=MAX_LINE_BYTES, first_line=first_line, final=final
     )
