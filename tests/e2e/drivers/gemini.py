@@ -52,6 +52,11 @@ class GeminiCli(Driver):
     name = "gemini"
     binary = "gemini"
 
+    def __init__(self, *, yolo: bool = False) -> None:
+        #: ``--approval-mode yolo`` on every run: headless, Gemini offers its file-writing
+        #: tools (``write_file``, ``replace``) and the shell only then.
+        self.yolo = yolo
+
     def settings(self, sb: Sandbox) -> Path:
         return sb.home / ".gemini" / "settings.json"
 
@@ -74,7 +79,8 @@ class GeminiCli(Driver):
 
     def command(self, sb: Sandbox, prompt: str, *, resume: bool = False) -> list[str]:
         exe = str(sb.bins["npm"] / self.binary)
-        return [exe, *(["--resume", "latest"] if resume else []), "-p", prompt]
+        flags = ["--approval-mode", "yolo"] if self.yolo else []
+        return [exe, *(["--resume", "latest"] if resume else []), *flags, "-p", prompt]
 
     def session_files(self, sb: Sandbox) -> list[Path]:
         root = sb.home / ".gemini" / "tmp"
