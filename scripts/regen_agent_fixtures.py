@@ -98,9 +98,15 @@ def revision() -> str:
     return head + ("+changes" if git("status", "--porcelain", "--", "src", "tests/e2e") else "")
 
 
-def sanitize(data: bytes, sb: Sandbox) -> bytes:
-    """The sandbox's temporary HOME, the repository path and the model's port, fixed."""
+def sanitize(data: bytes, sb: Sandbox, *, project_as: str | None = None) -> bytes:
+    """The sandbox's temporary HOME, the repository path and the model's port, fixed;
+    ``project_as``: the sandbox's project folder too (before HOME, which holds it), in
+    paths and in the folder keys Claude Code and Qwen Code make of it."""
     text = data.decode("utf-8", "surrogateescape")
+    if project_as is not None:
+        project = str(sb.project)
+        text = text.replace(project, project_as)
+        text = text.replace(re.sub(r"[^A-Za-z0-9]", "-", project), project_as.replace("/", "-"))
     home = str(sb.home)
     text = text.replace(home, HOME_AS).replace(home.replace("/", "-"), HOME_AS.replace("/", "-"))
     # Qwen Code's project folder: every non-alphanumeric character of the cwd made "-"

@@ -17,6 +17,13 @@ deterministic: :data:`ANSWER`; a prompt holding :data:`TOOL_TRIGGER` first gets 
 call of one of the tools the agent offered (a shell or a file listing), so the
 agent's session file holds tool records too, then the answer once the tool's
 result comes back.
+
+A test can also script the model's tool calls (:meth:`AgentModel.script`): a
+prompt holding the script's ``when`` text is answered with the first planned
+:class:`ToolCall`, the request that brings its result back with the next one, and
+so on, one call per turn, then the script's answer. That is how the agents are
+made to write their own native memories (the file a ``Write``/``write_file`` call
+creates, a Codex ``add_ad_hoc_note``), read them, edit them and delete them.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,8 +67,26 @@ class Request:
 
 
 def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tools offered, as ``{"name", "schema"}``, whatever the protocol."""
-    out = []
+    """The tools offered, as ``{"name", "schema"}``, whatever the protocol. A tool in
+    a Responses ``namespace`` (Codex's ``memories``) also has ``"namespace"``, a
+    freeform one (Codex's code-mode ``exec``) ``"custom": True``; a Responses request
+    may offer tools in ``additional_tools`` input items too (Codex's sub-agents)."""
+    out: list[dict[str, Any]] = []
+
+    def responses(tools: list[Any], namespace: str | None) -> None:
+        for tool in tools:
+            if not isinstance(tool, dict):
+                continue
+            if tool.get("type") == "namespace":
+                responses(tool.get("tools") or [], tool.get("name"))
+                continue
+            entry = {"name": tool.get("name"), "schema": tool.get("parameters") or {}}
+            if namespace:
+                entry["namespace"] = namespace
+            if tool.get("type") == "custom":
+                entry["custom"] = True
+            out.append(entry)
+
     for tool in body.get("tools") or []:
         if not isinstance(tool, dict):
             continue
@@ -71,17 +97,53 @@ def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
         elif isinstance(tool.get("function"), dict):  # Chat Completions
             fn = tool["function"]
             out.append({"name": fn.get("name"), "schema": fn.get("parameters") or {}})
-        else:  # Anthropic (input_schema), Responses (parameters)
-            schema = tool.get("input_schema") or tool.get("parameters") or {}
-            out.append({"name": tool.get("name"), "schema": schema})
+        elif "input_schema" in tool:  # Anthropic
+            out.append({"name": tool.get("name"), "schema": tool.get("input_schema") or {}})
+        else:  # Responses
+            responses([tool], None)
+    if isinstance(body.get("input"), list):
+        for item in body["input"]:
+            if isinstance(item, dict) and item.get("type") == "additional_tools":
+                responses(item.get("tools") or [], None)
     return [t for t in out if isinstance(t["name"], str)]
 
 
-def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments for a shell or listing tool: ``ls`` in the working directory."""
+#: The names an agent gives a tool's parameters, by what the value is (a planned
+#: call's ``values`` may use either the role or the parameter's own name).
+ROLES: dict[str, tuple[str, ...]] = {
+    "path": ("file_path", "path", "absolute_path", "filePath", "file"),
+    "content": ("content", "contents", "file_text", "text"),
+    "command": ("command", "cmd"),
+}
+
+
+def _value(name: str, values: dict[str, Any]) -> tuple[bool, Any]:
+    """The value ``values`` gives the parameter ``name``, directly or by its role."""
+    if name in values:
+        return True, values[name]
+    for role, names in ROLES.items():
+        if role in values and name in names:
+            return True, values[role]
+    return False, None
+
+
+def _arguments(schema: dict[str, Any], values: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Arguments for a tool: ``values`` put onto its parameters (by name or role, see
+    :data:`ROLES`), every other required one a harmless default (``ls`` in the working
+    directory: what a shell or listing tool is called with when nothing is planned)."""
     props = schema.get("properties") or {}
+    values = values or {}
     args: dict[str, Any] = {}
+    for name, prop in props.items():  # planned values, optional parameters included
+        found, value = _value(name, values)
+        if found:
+            kind = (prop or {}).get("type")
+            if kind == "array" and isinstance(value, str):  # a shell taking argv
+                value = ["bash", "-lc", value]
+            args[name] = value
     for name in schema.get("required") or list(props)[:1]:
+        if name in args:
+            continue
         kind = (props.get(name) or {}).get("type")
         if name in ("command", "cmd"):
             args[name] = ["ls"] if kind == "array" else "ls"
@@ -115,6 +177,113 @@ def _wants_tool(body: dict[str, Any]) -> bool:
     return TOOL_TRIGGER in text and not any(key in text for key in _RESULT_KEYS)
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a test plans for the model: the first of ``tools`` the agent
+    offers, called with ``values`` put onto that tool's parameters (by parameter name,
+    or by role: ``path``, ``content``, ``command``, see :data:`ROLES`)."""
+
+    tools: tuple[str, ...]
+    values: dict[str, Any]
+
+    @classmethod
+    def write(cls, path: str | Any, content: str) -> ToolCall:
+        """Create or overwrite a file (Claude Code ``Write``, Qwen/Gemini ``write_file``)."""
+        return cls(
+            ("Write", "write_file", "write", "create_file"), {"path": str(path), "content": content}
+        )
+
+    @classmethod
+    def read(cls, path: str | Any) -> ToolCall:
+        """Read a file (Claude Code ``Read``, Qwen/Gemini ``read_file``)."""
+        return cls(("Read", "read_file", "read"), {"path": str(path)})
+
+    @classmethod
+    def shell(cls, command: str) -> ToolCall:
+        """Run a shell command (Claude Code ``Bash``, Qwen/Gemini ``run_shell_command``,
+        Codex ``exec_command``/``shell``)."""
+        names = ("Bash", "run_shell_command", "exec_command", "shell", "bash")
+        return cls(names, {"command": command})
+
+    @classmethod
+    def ad_hoc_note(cls, filename: str, note: str) -> ToolCall:
+        """Codex's memories tool (``[memories] dedicated_tools = true``): a note kept as
+        ``extensions/ad_hoc/notes/<filename>``, ``YYYY-MM-DDTHH-MM-SS-<slug>.md``."""
+        return cls(("add_ad_hoc_note",), {"filename": filename, "note": note})
+
+    @classmethod
+    def code(cls, source: str) -> ToolCall:
+        """Codex's code-mode ``exec`` (freeform JavaScript calling ``tools.*``), the only
+        tool its memory-consolidation sub-agent is offered directly."""
+        return cls(("exec",), {"input": source})
+
+    @classmethod
+    def named(cls, name: str, **arguments: Any) -> ToolCall:
+        """Any tool, by its exact name, with these arguments."""
+        return cls((name,), arguments)
+
+
+@dataclass
+class Script:
+    """What :meth:`AgentModel.script` planned: the calls, in order, then the answer."""
+
+    when: str
+    calls: tuple[ToolCall, ...]
+    answer: str
+    hold: float = 0.0
+
+
+def _turns(body: dict[str, Any]) -> list[str | None]:
+    """The conversation of a request as the user's texts (``str``) and tool results
+    (``None``), in order, whatever the protocol (the system prompt and the assistant's
+    turns left out)."""
+    out: list[str | None] = []
+
+    def texts(content: Any) -> Iterable[str]:
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    yield part["text"]
+
+    if isinstance(body.get("contents"), list):  # Gemini
+        for msg in body["contents"]:
+            if not isinstance(msg, dict) or msg.get("role") != "user":
+                continue
+            for part in msg.get("parts") or []:
+                if isinstance(part, dict) and "functionResponse" in part:
+                    out.append(None)
+                elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                    out.append(part["text"])
+    elif isinstance(body.get("input"), list):  # Responses
+        for item in body["input"]:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+                out.append(None)
+            elif item.get("role") == "user":
+                out.extend(texts(item.get("content")))
+    elif isinstance(body.get("input"), str):
+        out.append(body["input"])
+    for msg in body.get("messages") or []:  # Anthropic, Chat Completions
+        if not isinstance(msg, dict):
+            continue
+        if msg.get("role") == "tool":
+            out.append(None)
+        elif msg.get("role") == "user":
+            content = msg.get("content")
+            if isinstance(content, list):
+                for part in content:
+                    if isinstance(part, dict) and part.get("type") == "tool_result":
+                        out.append(None)
+                    elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                        out.append(part["text"])
+            else:
+                out.extend(texts(content))
+    return out
+
+
 class AgentModel:
     """The scripted model server (see the module docstring); a context manager."""
 
@@ -123,6 +292,8 @@ class AgentModel:
         #: Seconds to hold the answer that calls a tool: an agent whose MCP servers
         #: start after its first request (codex exec) offers them from the next one.
         self.tool_turn_delay = 0.0
+        #: What :meth:`script` planned, newest last.
+        self.scripts: list[Script] = []
         self._lock = threading.Lock()
         owner = self
 
@@ -210,6 +381,59 @@ class AgentModel:
         with self._lock:
             return list(self.requests[mark:])
 
+    def script(self, *calls: ToolCall, when: str, answer: str = ANSWER, hold: float = 0.0) -> str:
+        """Plan the model's next tool calls: a request whose latest user text holding
+        ``when`` is followed by N tool results is answered with ``calls[N]`` (when the
+        agent offers one of its tools; a side request offering none gets the plain
+        answer), and once every call's result is back, with ``answer``. Stateless
+        past the plan (a retried request gets the same answer); the newest script
+        whose ``when`` a request holds wins. ``hold``: seconds to wait before each of
+        the script's answers (Codex runs its memory consolidation beside the turn and
+        drops it when the turn ends). ``when``, to put in the prompt."""
+        with self._lock:
+            self.scripts.append(Script(when, tuple(calls), answer, hold))
+        return when
+
+    def clear_scripts(self) -> None:
+        with self._lock:
+            self.scripts.clear()
+
+    def _plan(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str] | None:
+        """The planned call (``{"name", "arguments"}``, or None) and the answer text
+        for this request, by the newest script it holds the ``when`` of; None: none."""
+        with self._lock:
+            scripts = list(self.scripts)
+        turns = _turns(body) if scripts else []
+        for script in reversed(scripts):
+            at = [i for i, t in enumerate(turns) if t is not None and script.when in t]
+            if not at:
+                continue
+            done = sum(1 for t in turns[at[-1] + 1 :] if t is None)
+            if script.hold:
+                time.sleep(script.hold)
+            if done >= len(script.calls):
+                return None, script.answer
+            call = script.calls[done]
+            tools = {t["name"]: t for t in _tools(body)}
+            for name in call.tools:
+                if name in tools:
+                    args = _arguments(tools[name]["schema"], call.values)
+                    picked = {"name": name, "arguments": args}
+                    if tools[name].get("namespace"):
+                        picked["namespace"] = tools[name]["namespace"]
+                    if tools[name].get("custom"):  # freeform: the input is the text itself
+                        picked["input"] = call.values.get("input", "")
+                    return picked, script.answer
+            return None, ANSWER  # a side request (a title, a summary): no such tool offered
+        return None
+
+    def _decide(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """The tool call (or None) and the text this request is answered with."""
+        planned = self._plan(body)
+        if planned is not None:
+            return planned
+        return (_pick_tool(body) if _wants_tool(body) else None), ANSWER
+
     def _record(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
         headers = {k.lower(): v for k, v in handler.headers.items()}
         with self._lock:
@@ -239,10 +463,9 @@ class AgentModel:
         else:
             h._json(404, {"error": {"message": f"no route {path}"}})
 
-    @staticmethod
-    def _anthropic(h: Any, body: dict[str, Any]) -> None:
+    def _anthropic(self, h: Any, body: dict[str, Any]) -> None:
         model = body.get("model", "claude-fake")
-        tool = _pick_tool(body) if _wants_tool(body) else None
+        tool, answer = self._decide(body)
         msg_id = f"msg_{uuid.uuid4().hex[:20]}"
         usage = {"input_tokens": 100, "output_tokens": 10}
         if tool:
@@ -254,7 +477,7 @@ class AgentModel:
             }
             stop = "tool_use"
         else:
-            block = {"type": "text", "text": ANSWER}
+            block = {"type": "text", "text": answer}
             stop = "end_turn"
         if not body.get("stream"):
             h._json(
@@ -286,7 +509,7 @@ class AgentModel:
             delta = {"type": "input_json_delta", "partial_json": json.dumps(tool["arguments"])}
         else:
             first = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": ANSWER}
+            delta = {"type": "text_delta", "text": answer}
         h.sse(
             [
                 ("message_start", {"type": "message_start", "message": start}),
@@ -311,12 +534,22 @@ class AgentModel:
             ]
         )
 
-    @staticmethod
-    def _responses(h: Any, body: dict[str, Any]) -> None:
+    def _responses(self, h: Any, body: dict[str, Any]) -> None:
         model = body.get("model", "gpt-fake")
         rid = f"resp_{uuid.uuid4().hex[:20]}"
-        tool = _pick_tool(body) if _wants_tool(body) else None
-        if tool:
+        tool, answer = self._decide(body)
+        if tool and "input" in tool:  # a freeform (custom) tool
+            item = {
+                "type": "custom_tool_call",
+                "id": f"ctc_{uuid.uuid4().hex[:16]}",
+                "call_id": f"call_{uuid.uuid4().hex[:16]}",
+                "name": tool["name"],
+                "input": tool["input"],
+                "status": "completed",
+            }
+            if tool.get("namespace"):
+                item["namespace"] = tool["namespace"]
+        elif tool:
             item = {
                 "type": "function_call",
                 "id": f"fc_{uuid.uuid4().hex[:16]}",
@@ -325,13 +558,15 @@ class AgentModel:
                 "arguments": json.dumps(tool["arguments"]),
                 "status": "completed",
             }
+            if tool.get("namespace"):
+                item["namespace"] = tool["namespace"]
         else:
             item = {
                 "type": "message",
                 "id": f"msg_{uuid.uuid4().hex[:16]}",
                 "role": "assistant",
                 "status": "completed",
-                "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
+                "content": [{"type": "output_text", "text": answer, "annotations": []}],
             }
         usage = {
             "input_tokens": 100,
@@ -357,7 +592,36 @@ class AgentModel:
                 },
             ),
         ]
-        if tool:
+        if tool and item["type"] == "custom_tool_call":
+            events += [
+                (
+                    "response.output_item.added",
+                    {
+                        "type": "response.output_item.added",
+                        "output_index": 0,
+                        "item": {**item, "input": "", "status": "in_progress"},
+                    },
+                ),
+                (
+                    "response.custom_tool_call_input.delta",
+                    {
+                        "type": "response.custom_tool_call_input.delta",
+                        "output_index": 0,
+                        "item_id": item["id"],
+                        "delta": item["input"],
+                    },
+                ),
+                (
+                    "response.custom_tool_call_input.done",
+                    {
+                        "type": "response.custom_tool_call_input.done",
+                        "output_index": 0,
+                        "item_id": item["id"],
+                        "input": item["input"],
+                    },
+                ),
+            ]
+        elif tool:
             events += [
                 (
                     "response.output_item.added",
@@ -414,7 +678,7 @@ class AgentModel:
                         "item_id": item["id"],
                         "output_index": 0,
                         "content_index": 0,
-                        "delta": ANSWER,
+                        "delta": answer,
                     },
                 ),
                 (
@@ -424,7 +688,7 @@ class AgentModel:
                         "item_id": item["id"],
                         "output_index": 0,
                         "content_index": 0,
-                        "text": ANSWER,
+                        "text": answer,
                     },
                 ),
                 (
@@ -434,7 +698,7 @@ class AgentModel:
                         "item_id": item["id"],
                         "output_index": 0,
                         "content_index": 0,
-                        "part": {**part, "text": ANSWER},
+                        "part": {**part, "text": answer},
                     },
                 ),
             ]
@@ -453,12 +717,11 @@ class AgentModel:
         ]
         h.sse(events)
 
-    @staticmethod
-    def _chat(h: Any, body: dict[str, Any]) -> None:
+    def _chat(self, h: Any, body: dict[str, Any]) -> None:
         model = body.get("model", "fake-model")
         cid = f"chatcmpl-{uuid.uuid4().hex[:20]}"
         created = int(time.time())
-        tool = _pick_tool(body) if _wants_tool(body) else None
+        tool, answer = self._decide(body)
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
         if tool:
             call = {
@@ -469,7 +732,7 @@ class AgentModel:
             message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
             finish = "tool_calls"
         else:
-            message = {"role": "assistant", "content": ANSWER}
+            message = {"role": "assistant", "content": answer}
             finish = "stop"
         if not body.get("stream"):
             h._json(
@@ -504,7 +767,7 @@ class AgentModel:
         else:
             deltas = [
                 chunk({"role": "assistant", "content": ""}, None),
-                chunk({"content": ANSWER}, None),
+                chunk({"content": answer}, None),
             ]
         deltas.append(chunk({}, finish))
         events: list[tuple[str | None, Any]] = [(None, d) for d in deltas]
@@ -525,16 +788,15 @@ class AgentModel:
         events.append((None, "[DONE]"))
         h.sse(events)
 
-    @staticmethod
-    def _gemini(h: Any, body: dict[str, Any], *, stream: bool) -> None:
+    def _gemini(self, h: Any, body: dict[str, Any], *, stream: bool) -> None:
         config = body.get("generationConfig") or {}
-        tool = _pick_tool(body) if _wants_tool(body) else None
+        tool, answer = self._decide(body)
         if config.get("responseMimeType") == "application/json":
             parts: list[dict[str, Any]] = [{"text": "{}"}]  # a helper call (routing, next speaker)
         elif tool:
             parts = [{"functionCall": {"name": tool["name"], "args": tool["arguments"]}}]
         else:
-            parts = [{"text": ANSWER}]
+            parts = [{"text": answer}]
         doc = {
             "candidates": [
                 {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}

@@ -54,6 +54,11 @@ class GeminiCli(UserSettingsDriver):
     folder = ".gemini"
     user_settings = USER_SETTINGS
 
+    def __init__(self, *, yolo: bool = False) -> None:
+        #: ``--approval-mode yolo`` on every run: headless, Gemini offers its file-writing
+        #: tools (``write_file``, ``replace``) and the shell only then.
+        self.yolo = yolo
+
     def run_env(self, sb: Sandbox) -> dict[str, str]:
         return {
             "GEMINI_API_KEY": "gemini-e2e-dummy",
@@ -64,7 +69,8 @@ class GeminiCli(UserSettingsDriver):
 
     def command(self, sb: Sandbox, prompt: str, *, resume: bool = False) -> list[str]:
         exe = str(sb.bins["npm"] / self.binary)
-        return [exe, *(["--resume", "latest"] if resume else []), "-p", prompt]
+        flags = ["--approval-mode", "yolo"] if self.yolo else []
+        return [exe, *(["--resume", "latest"] if resume else []), *flags, "-p", prompt]
 
     def session_files(self, sb: Sandbox) -> list[Path]:
         root = sb.home / ".gemini" / "tmp"
