@@ -362,23 +362,16 @@ def test_an_agents_own_memory_is_not_shown_back_to_it_but_to_every_other_agent(t
     from memloom.agents.markup import native_tag
 
     home = tmp_path / "home"
-    m = memloom.open(home=str(home))
-    try:
-        m.store(
-            {
-                "entries": [
-                    {
-                        "text": "Always use pnpm, never npm, for the acme deploy script",
-                        "type": "preference",
-                        "project": "/home/dev/acme",
-                        "tags": [native_tag("claude-code")],
-                        "source": "claude-code",
-                    }
-                ]
-            }
-        )
-    finally:
-        m.close()
+    remember(
+        home,
+        {
+            "text": "Always use pnpm, never npm, for the acme deploy script",
+            "type": "preference",
+            "project": "/home/dev/acme",
+            "tags": [native_tag("claude-code")],
+            "source": "claude-code",
+        },
+    )
     prompt = "how do I run the acme deploy script, npm or pnpm?"
     base = {"cwd": "/home/dev/acme", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
     claude = hook(home, {}, "prompt-recall", payload={**base, "session_id": "c1"})

@@ -247,21 +247,24 @@ _BULLET_RE = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 
-def markdown_items(text: str, first_line: int = 1) -> Iterator[tuple[str, str, int, int]]:
+def markdown_items(
+    text: str, first_line: int = 1
+) -> Iterator[tuple[tuple[str, ...], str, int, int]]:
     """A Markdown list's items: each bullet with its continuation lines, or each
-    paragraph outside a list, as ``(section, text, start_line, end_line)``; the section
-    is the nearest heading above. Headings, rules and blank lines are not items; a
-    fenced block stays with the item it follows."""
-    section = ""
+    paragraph outside a list, as ``(sections, text, start_line, end_line)``; the
+    sections are the headings above it, outermost first (``## Tips`` then ``### CI``).
+    Headings, rules and blank lines are not items; a fenced block stays with the item
+    it follows."""
+    headings: list[tuple[int, str]] = []
     item: list[str] = []
     start = end = 0
     fenced = False
 
-    def flush() -> Iterator[tuple[str, str, int, int]]:
+    def flush() -> Iterator[tuple[tuple[str, ...], str, int, int]]:
         if item:
             body = "\n".join(item).strip()
             if body:
-                yield section, body, start, end
+                yield tuple(h for _, h in headings), body, start, end
         item.clear()
 
     for offset, line in enumerate(text.splitlines()):
@@ -277,7 +280,8 @@ def markdown_items(text: str, first_line: int = 1) -> Iterator[tuple[str, str, i
         heading = _HEADING_RE.match(line)
         if heading:
             yield from flush()
-            section = heading.group(2)
+            level = len(heading.group(1))
+            headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
             continue
         if not line.strip() or re.fullmatch(r"\s*([-*_])(\s*\1){2,}\s*", line):
             yield from flush()
@@ -428,27 +432,29 @@ def read_index(text: str) -> list[NativeNote]:
     (``- [Title](file.md) — hook``) are the files' own, read there; any other line is
     a note the model wrote into the index itself."""
     notes = []
-    for section, item, start, end in markdown_items(text):
+    for sections, item, start, end in markdown_items(text):
         if any(t.endswith(".md") and "://" not in t for t in _LINK_RE.findall(item)):
             continue
         content = note_text(item)
         if content:
-            notes.append(NativeNote(content, guess_type(content, section), start, end))
+            kind = guess_type(content, " ".join(sections))
+            notes.append(NativeNote(content, kind, start, end))
     return notes
 
 
 def note_items(text: str, *, skip_sections: tuple[str, ...] = ()) -> list[NativeNote]:
     """Free Markdown (Gemini CLI's memory, Codex's summary): each list item or
-    paragraph one note, typed by its section and words; a section whose heading starts
-    with one of ``skip_sections`` (case-insensitive) is not read. A file that is one
-    paragraph is one note."""
+    paragraph one note, typed by its sections and words; a section whose heading starts
+    with one of ``skip_sections`` (case-insensitive) is not read, nor any below it. A
+    file that is one paragraph is one note."""
     _, body, first = frontmatter(text)
     notes = []
     skips = tuple(s.lower() for s in skip_sections)
-    for section, item, start, end in markdown_items(body, first):
-        if skips and section.lower().startswith(skips):
+    for sections, item, start, end in markdown_items(body, first):
+        if skips and any(h.lower().startswith(skips) for h in sections):
             continue
         content = note_text(item)
         if content:
-            notes.append(NativeNote(content, guess_type(content, section), start, end))
+            kind = guess_type(content, " ".join(sections))
+            notes.append(NativeNote(content, kind, start, end))
     return notes
