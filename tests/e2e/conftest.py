@@ -43,10 +43,11 @@ def memloom_llm() -> Iterator[ScriptedModel]:
 
 
 @pytest.fixture
-def sandbox(tmp_path, bins, agent_model, memloom_llm) -> Sandbox:
+def sandbox(tmp_path, bins, agent_model, memloom_llm) -> Iterator[Sandbox]:
     sb = fresh_sandbox(tmp_path / "sb", agent_model, memloom_llm)
     sb.bins.update(bins)
-    return sb
+    yield sb
+    agent_model.clear_scripts()  # a test's scripted tool calls end with it
 
 
 #: Where the runs of the suite leave their matrix (agent x check: outcome, seconds);

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from tests.e2e.drivers import DRIVERS
 from tests.e2e.drivers.gemini import GeminiCli
-from tests.e2e.harness import Driver, Sandbox
-from tests.e2e.model import ToolCall
+from tests.e2e.harness import Driver, Run, Sandbox
+from tests.e2e.model import ANSWER, ToolCall
 
 #: Gemini CLI with ``--approval-mode yolo``: headless, it offers ``write_file`` only then.
 GEMINI = GeminiCli(yolo=True)
@@ -174,3 +174,10 @@ def codex_consolidation(summary: str) -> ToolCall:
     lines = "".join(f"+{line}\n" for line in summary.splitlines())
     patch = f"*** Begin Patch\n*** Add File: memory_summary.md\n{lines}*** End Patch\n"
     return ToolCall.code(f"const r = await tools.apply_patch({json.dumps(patch)});\ntext(r);\n")
+
+
+def ok(run: Run) -> Run:
+    """The run, once it exited 0 with the scripted answer."""
+    assert run.returncode == 0, run.stderr[-1500:]
+    assert ANSWER in run.stdout, run.stdout[-800:]
+    return run

@@ -10,27 +10,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 
 import pytest
 
 from tests.e2e import native
-from tests.e2e.harness import Run, Sandbox, fresh_sandbox
-from tests.e2e.model import ANSWER, AgentModel, ToolCall
+from tests.e2e.harness import Run, Sandbox
+from tests.e2e.model import ToolCall
 
 
 @pytest.fixture
-def sb(tmp_path, bins, agent_model: AgentModel, memloom_llm) -> Iterator[Sandbox]:
-    sandbox = fresh_sandbox(tmp_path / "sb", agent_model, memloom_llm)
-    sandbox.bins.update(bins)
-    yield sandbox
-    agent_model.clear_scripts()
+def sb(sandbox: Sandbox) -> Sandbox:
+    return sandbox
 
 
-def ok(run: Run) -> Run:
-    assert run.returncode == 0, run.stderr[-1500:]
-    assert ANSWER in run.stdout, run.stdout[-800:]
-    return run
+ok = native.ok
 
 
 def scripted(name: str, sb: Sandbox, prompt: str, *calls: ToolCall, hold: float = 0.0) -> Run:

@@ -16,7 +16,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -427,31 +427,35 @@ def read_topic(text: str, path: Path) -> list[NativeNote]:
 _LINK_RE = re.compile(r"\]\(\s*<?([^)>\s]+)>?[^)]*\)")
 
 
+def _pointer(item: str) -> bool:
+    """Whether a list item points at a memory file (``[Title](file.md)``)."""
+    return any(t.endswith(".md") and "://" not in t for t in _LINK_RE.findall(item))
+
+
 def read_index(text: str) -> list[NativeNote]:
     """An index (``MEMORY.md`` of Claude Code and Qwen Code): its pointer lines
     (``- [Title](file.md) — hook``) are the files' own, read there; any other line is
     a note the model wrote into the index itself."""
-    notes = []
-    for sections, item, start, end in markdown_items(text):
-        if any(t.endswith(".md") and "://" not in t for t in _LINK_RE.findall(item)):
-            continue
-        content = note_text(item)
-        if content:
-            kind = guess_type(content, " ".join(sections))
-            notes.append(NativeNote(content, kind, start, end))
-    return notes
+    return note_items(text, skip_items=_pointer)
 
 
-def note_items(text: str, *, skip_sections: tuple[str, ...] = ()) -> list[NativeNote]:
+def note_items(
+    text: str,
+    *,
+    skip_sections: tuple[str, ...] = (),
+    skip_items: Callable[[str], bool] | None = None,
+) -> list[NativeNote]:
     """Free Markdown (Gemini CLI's memory, Codex's summary): each list item or
     paragraph one note, typed by its sections and words; a section whose heading starts
-    with one of ``skip_sections`` (case-insensitive) is not read, nor any below it. A
-    file that is one paragraph is one note."""
+    with one of ``skip_sections`` (case-insensitive) is not read, nor any below it, nor
+    an item ``skip_items`` says no to. A file that is one paragraph is one note."""
     _, body, first = frontmatter(text)
     notes = []
     skips = tuple(s.lower() for s in skip_sections)
     for sections, item, start, end in markdown_items(body, first):
         if skips and any(h.lower().startswith(skips) for h in sections):
+            continue
+        if skip_items is not None and skip_items(item):
             continue
         content = note_text(item)
         if content:

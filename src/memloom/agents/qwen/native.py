@@ -14,14 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from memloom.agents.native import (
-    NativeFolder,
-    NativeNote,
-    project_for_key,
-    read_index,
-    read_topic,
-    recent_files,
-)
+from memloom.agents import native as shared
+from memloom.agents.native import NativeFolder, NativeNote
 from memloom.agents.qwen.discover import session_project
 from memloom.agents.qwen.home import qwen_home, runtime_dir
 
@@ -45,10 +39,9 @@ def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
         memory = key_dir / "memory"
         if not memory.is_dir():
             continue
-        sessions = recent_files(runtime / key_dir.name / "chats", "*.jsonl", _SESSIONS_READ)
-        project, how = project_for_key(
-            key_dir.name, [c for c in map(session_project, sessions) if c]
-        )
+        sessions = shared.recent_files(runtime / key_dir.name / "chats", "*.jsonl", _SESSIONS_READ)
+        cwds = [c for c in map(session_project, sessions) if c]
+        project, how = shared.project_for_key(key_dir.name, cwds)
         skip = "project_unknown" if project is None else None
         out.append(NativeFolder(NAME, memory, project, skip=skip, why=how))
     return [f for f in out if f.path.is_dir()]
@@ -57,5 +50,5 @@ def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
 def read(folder: NativeFolder, path: Path, text: str) -> list[NativeNote]:
     """The index's own notes, or a memory file's one note."""
     if path.name == INDEX and path.parent == folder.path:
-        return read_index(text)
-    return read_topic(text, path)
+        return shared.read_index(text)
+    return shared.read_topic(text, path)
