@@ -31,6 +31,7 @@ __all__ = [
     "agent_type",
     "frontmatter",
     "guess_type",
+    "key_names",
     "list_files",
     "markdown_items",
     "note_items",
@@ -154,6 +155,20 @@ def sanitized_key(path: str) -> str:
     path that is not a letter or a digit becomes ``-`` (``/home/me/shop`` ->
     ``-home-me-shop``)."""
     return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+#: Claude Code cuts a project key longer than this and appends ``-<hash>`` (its own).
+MAX_KEY = 200
+
+
+def key_names(key: str, path: str) -> bool:
+    """Whether the folder name ``key`` is ``path``'s: its :func:`sanitized_key`, or
+    for a long path (Claude Code) that key's first :data:`MAX_KEY` characters and a
+    ``-``-suffix (the hash Claude Code appends, which memloom does not recompute)."""
+    full = sanitized_key(path)
+    if full == key:
+        return True
+    return len(full) > MAX_KEY and key.startswith(full[:MAX_KEY] + "-")
 
 
 # ---------------------------------------------------------------- frontmatter
@@ -316,13 +331,20 @@ def project_for_key(key: str, cwds: Iterator[str] | list[str]) -> tuple[str | No
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             continue
         here = os.path.normpath(cwd)
+        cut: list[str] = []  # a long key names every folder its first 200 characters do
         while True:
             if sanitized_key(here) == key:
                 return here, "session"
+            if key_names(key, here):
+                cut.append(here)
             parent = os.path.dirname(here)
             if parent == here:
                 break
             here = parent
+        if cut:  # the git root among them (what Claude Code keys by), else the outermost
+            return next(
+                (c for c in cut if os.path.exists(os.path.join(c, ".git"))), cut[-1]
+            ), "session"
     found = decode_key(key)
     return (found, "folders") if found else (None, "project_unknown")
 
