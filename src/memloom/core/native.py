@@ -110,7 +110,7 @@ class Native:
         out = FileOutcome()
         with self.ctx.lock, store.transaction():
             now = time.time()
-            before = [r for r in store.native_rows([file.folder]) if r.path == file.path]
+            before = store.native_rows([file.folder], file.path)
             old = [r for r in before if r.key]
             if file.notes is None:
                 for row in old:

@@ -126,6 +126,17 @@ class NativeEngine(Protocol):
 
 
 @dataclass
+class _Plan:
+    """One folder's work: the files changed (read), the notes read before, the files gone."""
+
+    agent: str
+    folder: NativeFolder
+    changed: list[_Read]
+    known: set[tuple[str, str | None]]
+    gone: list[str]
+
+
+@dataclass
 class _Read:
     """A changed file, read and redacted, waiting for its embeddings."""
 
@@ -174,6 +185,7 @@ def import_native(engine: NativeEngine, options: NativeOptions) -> NativeReport:
     for name in names:
         if name not in agent_names():
             raise ValueError(f"unknown agent {name!r} (known: {', '.join(agent_names())})")
+    plans: list[_Plan] = []
     for name in names:
         agent = get_agent(name)
         if not agent.native_memory:
@@ -182,8 +194,17 @@ def import_native(engine: NativeEngine, options: NativeOptions) -> NativeReport:
         if folders:
             report.agents.append(name)
         for folder in folders:
-            report.per_folder.append(_folder(engine, agent, folder, options, report))
+            rep, plan = _folder(engine, agent, folder, options, report)
+            report.per_folder.append(rep)
+            if plan is not None:
+                plans.append(plan)
         _vanished(engine, agent, folders, options, report)
+    if not options.dry_run:
+        # One embedding pass for every note to write (batches of EMBED_BATCH), then
+        # each file in its own transaction.
+        _embed(engine, [(p.known, r) for p in plans for r in p.changed], report)
+        for plan in plans:
+            _apply(engine, plan, report)
     report.elapsed_s = round(time.perf_counter() - started, 3)
     return report
 
@@ -194,7 +215,9 @@ def _folder(
     folder: NativeFolder,
     options: NativeOptions,
     report: NativeReport,
-) -> FolderReport:
+) -> tuple[FolderReport, _Plan | None]:
+    """What one folder holds against what was read of it before: its report, and the
+    files to write (None: the folder is not read)."""
     rep = FolderReport(
         agent=agent.name,
         path=str(folder.path),
@@ -208,7 +231,7 @@ def _folder(
         rep.skipped = "out_of_scope"
     if rep.skipped is not None:
         report.skip(rep.skipped)
-        return rep
+        return rep, None
     rows = engine.native_rows([str(folder.path)])
     markers = {r.path: r for r in rows if not r.key}
     known = {(r.path, r.text_hash) for r in rows if r.key}
@@ -232,37 +255,29 @@ def _folder(
         if read is None:
             continue
         changed.append(read)
-    gone = [
-        p for p in markers if p not in {str(path) for path, _ in listed} and not os.path.lexists(p)
-    ]
+    seen = {str(path) for path, _ in listed}
+    gone = [p for p in markers if p not in seen and not os.path.lexists(p)]
     rep.changed, rep.removed = len(changed), len(gone)
     report.changed += len(changed)
     report.removed += len(gone)
     rep.notes = sum(len(r.notes) for r in changed)
     report.notes += rep.notes
-    if options.dry_run:
-        return rep
-    _embed(engine, changed, known, report)
-    for read in changed:
+    return rep, _Plan(agent.name, folder, changed, known, gone)
+
+
+def _apply(engine: NativeEngine, plan: _Plan, report: NativeReport) -> None:
+    """Each changed file's notes, then each file gone, handed to the facade."""
+    where = str(plan.folder.path)
+    for read in plan.changed:
+        notes = FileNotes(
+            read.path, plan.agent, where, plan.folder.project, read.notes,
+            read.size, read.mtime, read.file_hash,
+        )  # fmt: skip
+        report.absorb(engine.native_apply(notes))
+    for path in plan.gone:
         report.absorb(
-            engine.native_apply(
-                FileNotes(
-                    read.path,
-                    agent.name,
-                    str(folder.path),
-                    folder.project,
-                    read.notes,
-                    read.size,
-                    read.mtime,
-                    read.file_hash,
-                )
-            )
+            engine.native_apply(FileNotes(path, plan.agent, where, plan.folder.project, None))
         )
-    for path in gone:
-        report.absorb(
-            engine.native_apply(FileNotes(path, agent.name, str(folder.path), folder.project, None))
-        )
-    return rep
 
 
 def _read(
@@ -304,13 +319,14 @@ def _read(
 
 def _embed(
     engine: NativeEngine,
-    changed: list[_Read],
-    known: set[tuple[str, str | None]],
+    changed: list[tuple[set[tuple[str, str | None]], _Read]],
     report: NativeReport,
 ) -> None:
     """Embed the notes whose text memloom has not read from that file before (an
     unchanged note of a changed file needs no vector: it writes nothing)."""
-    wanted = [n for r in changed for n in r.notes if (r.path, content_hash(n.text)) not in known]
+    wanted = [
+        n for known, r in changed for n in r.notes if (r.path, content_hash(n.text)) not in known
+    ]
     for start in range(0, len(wanted), EMBED_BATCH):
         batch = wanted[start : start + EMBED_BATCH]
         vectors = engine.embed_texts([n.text for n in batch])

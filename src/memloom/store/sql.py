@@ -736,12 +736,15 @@ class SQLStore:
 
     # ------------------------------------------------------------ the agents' own memories
 
-    def native_rows(self, folders: Sequence[str]) -> list[NativeRow]:
+    def native_rows(self, folders: Sequence[str], path: str | None = None) -> list[NativeRow]:
+        mine, params = self._mine_sql("n")
+        if path is not None:
+            mine, params = [*mine, f"n.path = {self.dialect.ph}"], [*params, path]
         rows = self._fetch_in(
             f"SELECT {columns(NATIVE_FIELDS, 'n')} FROM native_notes n",
             "n.folder",
             folders,
-            self._mine_sql("n"),
+            (mine, params),
             tail=" ORDER BY n.path, n.start_line",
         )
         return [NativeRow(*r) for r in rows]
