@@ -485,3 +485,31 @@ def test_memloom_ui_opens_the_viewer_with_nothing_typed(tmp_path, make_page, pro
         assert page.evaluate("sessionStorage.getItem('memloom.token')") == daemon.token
     finally:
         stop(daemon)
+
+
+def test_activity_lists_the_agents_own_memory_folders_read(tmp_path, make_page, problems):
+    from memloom.agents.native import sanitized_key
+
+    project = tmp_path / "code" / "shop"
+    (project / ".git").mkdir(parents=True)
+    claude = tmp_path / "claude"
+    memory = claude / "projects" / sanitized_key(str(project)) / "memory"
+    memory.mkdir(parents=True)
+    (memory / "ci.md").write_text(
+        "---\nname: ci\ntype: project\n---\nThe shop CI runs on Buildkite.\n"
+    )
+    daemon = start_daemon(tmp_path / "home", claude)
+    try:
+        page = make_page(daemon.url)
+        page.goto(f"{daemon.url}/#token={daemon.token}")
+        page.goto(f"{daemon.url}/#/activity")
+        expect(page.locator("#native-memory")).to_contain_text("None read yet")
+        with daemon.client() as client:
+            assert client.post("/v1/import/native", json={}).json()["added"] == 1
+        page.reload()
+        table = page.locator("#native-memory table")
+        expect(table).to_contain_text("claude-code")
+        expect(table).to_contain_text(str(memory))
+        expect(table.locator("tbody tr td.num").first).to_have_text("1")
+    finally:
+        stop(daemon)
