@@ -382,3 +382,20 @@ def test_an_injected_instruction_in_a_memory_file_stays_data(box):
 
     block = format_block(found)
     assert block.count("</memloom-context>") == 1 and block.rstrip().endswith("</memloom-context>")
+
+
+def test_a_memory_the_note_only_merged_into_outlives_the_notes_removal(box):
+    saved = box.engine.save(
+        {"text": "Use pnpm, never npm, in the shop repository.", "project": str(box.project)}
+    )
+    note = "---\nname: pnpm\ntype: feedback\n---\n\nUse pnpm, never npm, in the shop repository.\n"
+    path = box.write(box.claude / "pnpm.md", note)
+    report = box.run("claude-code")
+    assert (report.merged, report.added) == (1, 0)
+    [mem] = box.memories()
+    assert mem.id == saved.id and native_tag("claude-code") in mem.tags
+    path.unlink()
+    gone = box.run("claude-code")
+    assert (gone.expired, gone.kept) == (0, 1)
+    [still] = box.memories()
+    assert still.id == saved.id and native_tag("claude-code") not in still.tags

@@ -12,8 +12,9 @@ alike), then:
 * an edited note is the next version of its memory -- unless that memory changed in
   memloom since (a newer version, written by the user or anyone else): then the
   note's text is stored beside it and flagged as a conflict, never written over it;
-* a note gone (or its file) expires its memory, unless another agent's note holds the
-  same memory (it then only loses this agent's tag) or the memory changed in memloom.
+* a note gone (or its file) expires the memory it made, unless another agent's note
+  holds the same memory or the memory changed in memloom since; a memory it only
+  merged into (one the user saved, or a session gave) stays, losing this agent's tag.
 
 Each memory carries the tag ``native:<agent>`` (what that agent's prompt hooks leave
 out: it shows its own memory already) and a provenance row of the file and lines. The
@@ -122,20 +123,20 @@ class Native:
             for row, note in pairs:
                 if row.text_hash == content_hash(note.text):
                     out.add("unchanged")
-                    kept.append(self._row(file, note, row.key, row.memory_id, now))
+                    kept.append(self._row(file, note, row.key, row.memory_id, row.owned, now))
                 else:
                     kept.append(self._edit(file, row, note, now, out))
             keys = {r.key for r in kept}
             for note in added:
                 key = note.key or _fresh_key(note.text, keys)
                 keys.add(key)
-                kept.append(self._row(file, note, key, self._add(file, note, now, out), now))
+                kept.append(self._row(file, note, key, *self._add(file, note, now, out), now))
             for row in removed:
                 self._retire(row, now, out)
             store.native_delete(file.path, [r.key for r in removed])
             marker = NativeRow(
                 file.path, "", file.agent, file.folder, file.project, None, None,
-                None, None, file.size, file.mtime, file.file_hash, now,
+                None, None, file.size, file.mtime, file.file_hash, False, now,
             )  # fmt: skip
             store.native_put([marker, *kept])
         return out
@@ -213,7 +214,9 @@ class Native:
             metadata={"native": {"agent": file.agent, "path": file.path, **note.metadata}},
         )
 
-    def _add(self, file: FileNotes, note: NoteIn, now: float, out: FileOutcome) -> str:
+    def _add(self, file: FileNotes, note: NoteIn, now: float, out: FileOutcome) -> tuple[str, bool]:
+        """The note through the distance bands: the memory it is now, and whether the
+        note made that memory (a merge, or a version of another's, is not its own)."""
         outcome, memory_id, conflicts = beliefs.write_banded(
             self.writer, self._draft(file, note), now
         )
@@ -227,7 +230,7 @@ class Native:
             action = "versioned"
         out.add(action, memory_id)
         self._provenance(file, note, memory_id, now)
-        return memory_id
+        return memory_id, outcome == "stored"
 
     def _edit(
         self, file: FileNotes, row: NativeRow, note: NoteIn, now: float, out: FileOutcome
@@ -237,7 +240,7 @@ class Native:
         head = store.versions(current.root_id)[0] if current is not None else None
         if head is None or head.status != "active":
             # Forgotten, or retired in memloom: the edited note is a statement anew.
-            return self._row(file, note, row.key, self._add(file, note, now, out), now)
+            return self._row(file, note, row.key, *self._add(file, note, now, out), now)
         draft = self._draft(file, note)
         if head.id == row.memory_id:
             new = self.writer.new_version(head, beliefs.version_draft(head, draft), now)
@@ -248,11 +251,12 @@ class Native:
             out.conflicts += 1
             out.add("conflict", new.id)
         self._provenance(file, note, new.id, now)
-        return self._row(file, note, row.key, new.id, now)
+        # A version of its own memory stays its own; beside a changed one, it made one.
+        return self._row(file, note, row.key, new.id, row.owned or head.id != row.memory_id, now)
 
     def _retire(self, row: NativeRow, now: float, out: FileOutcome) -> None:
-        """A note gone: its memory expires, unless another note holds it or it changed
-        in memloom since."""
+        """A note gone: the memory it made expires, unless another note holds it or it
+        changed in memloom since; one it merged into loses only this agent's tag."""
         store = self.ctx.store
         current = store.get(row.memory_id) if row.memory_id else None
         if current is None:
@@ -266,7 +270,7 @@ class Native:
             for r in store.native_for_memories([head.id])
             if (r.path, r.key) != (row.path, row.key)
         ]
-        if not others:
+        if row.owned and not others:
             store.expire_ids([head.id], now)
             out.add("expired", head.id)
             return
@@ -295,7 +299,12 @@ class Native:
 
     @staticmethod
     def _row(
-        file: FileNotes, note: NoteIn, key: str, memory_id: str | None, now: float
+        file: FileNotes,
+        note: NoteIn,
+        key: str,
+        memory_id: str | None,
+        owned: bool,
+        now: float,
     ) -> NativeRow:
         return NativeRow(
             path=file.path,
@@ -310,6 +319,7 @@ class Native:
             size=None,
             mtime=None,
             file_hash=None,
+            owned=owned,
             updated_at=now,
         )
 

@@ -179,6 +179,10 @@ class NativeRow:
     size: int | None
     mtime: float | None
     file_hash: str | None
+    #: The note made its memory (inserted it): only then does the note's removal expire
+    #: it. A note that merged into a memory already there (saved by the user, distilled
+    #: from a session) or versioned another's leaves it be.
+    owned: bool = False
     updated_at: float = 0.0
 
 

@@ -229,6 +229,7 @@ MIGRATIONS: list[str] = [
         size BIGINT,
         mtime DOUBLE PRECISION,
         file_hash TEXT,
+        owned BOOLEAN NOT NULL DEFAULT FALSE,
         updated_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (owner, path, note_key)
     );

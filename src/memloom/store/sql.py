@@ -111,6 +111,7 @@ NATIVE_FIELDS = (
     "size",
     "mtime",
     "file_hash",
+    "owned",
     "updated_at",
 )
 #: Conflict fields :meth:`SQLStore.update_conflict` may change.
@@ -156,6 +157,12 @@ def row_columns(alias: str = "m", *, embedding: bool = False) -> str:
 
 def columns(fields: Sequence[str], alias: str) -> str:
     return ", ".join(f"{alias}.{f}" for f in fields)
+
+
+def _native(r: Sequence[Any]) -> NativeRow:
+    row = NativeRow(*r)
+    row.owned = bool(row.owned)  # SQLite's 0/1
+    return row
 
 
 def conjunction(conditions: Sequence[str]) -> str:
@@ -747,7 +754,7 @@ class SQLStore:
             (mine, params),
             tail=" ORDER BY n.path, n.start_line",
         )
-        return [NativeRow(*r) for r in rows]
+        return [_native(r) for r in rows]
 
     def native_for_memories(self, memory_ids: Sequence[str]) -> list[NativeRow]:
         rows = self._fetch_in(
@@ -756,7 +763,7 @@ class SQLStore:
             memory_ids,
             self._mine_sql("n"),
         )
-        return [NativeRow(*r) for r in rows]
+        return [_native(r) for r in rows]
 
     def native_put(self, rows: Sequence[NativeRow]) -> None:
         conn = self._require_tx()
@@ -782,6 +789,7 @@ class SQLStore:
                     r.size,
                     r.mtime,
                     r.file_hash,
+                    bool(r.owned),
                     r.updated_at or now,
                 ),
             )

@@ -160,6 +160,7 @@ MIGRATIONS: list[str] = [
         size INTEGER,
         mtime REAL,
         file_hash TEXT,
+        owned INTEGER NOT NULL DEFAULT 0,
         updated_at REAL NOT NULL,
         PRIMARY KEY (path, note_key)
     );
