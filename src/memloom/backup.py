@@ -25,6 +25,7 @@ from memloom.store.base import (
     ConflictRow,
     LedgerRow,
     MemoryRow,
+    NativeRow,
     ProvenanceRow,
     StoreError,
 )
@@ -44,6 +45,8 @@ class BackupReport:
     conflicts: int = 0
     ledger: int = 0
     records: int = 0
+    #: what was read of the agents' own memory files (``native_notes`` rows)
+    native: int = 0
     skipped: int = 0  # rows already in the store (restore only)
     embedded: int = 0  # vectors computed on restore (a backup without them)
 
@@ -102,6 +105,9 @@ def dump(store: Any, out: IO[str], *, embeddings: bool = False, version: str = "
     for path in sorted(by_path):
         line({"kind": "records", "path": path, "uuids": sorted(by_path[path])})
         report.records += len(by_path[path])
+    for row in store.all_native():
+        line({"kind": "native", **asdict(row)})
+        report.native += 1
     line({"kind": "end", **_counts(report)})
     return report
 
@@ -113,6 +119,7 @@ def _counts(report: BackupReport) -> dict[str, int]:
         "conflicts": report.conflicts,
         "ledger": report.ledger,
         "records": report.records,
+        "native": report.native,
     }
 
 
@@ -189,13 +196,17 @@ def validate(path: Path) -> dict[str, Any]:
             seen.ledger += 1
         elif kind == "records":
             seen.records += len(doc.get("uuids") or [])
+        elif kind == "native":
+            _build(NativeRow, doc, where)
+            seen.native += 1
         elif kind == "end":
             end = doc
         else:
             raise BackupError(f"{where}: unknown record kind {kind!r}")
     if end is None:
         raise BackupError(f"{path} is truncated: it has no end line")
-    want = {k: end.get(k) for k in _counts(seen)}
+    # A backup made before the agents' own memories were read has no "native" count.
+    want = {k: end.get(k, 0 if k == "native" else None) for k in _counts(seen)}
     if want != _counts(seen):
         raise BackupError(
             f"{path} is incomplete: the end line promises {want}, found {_counts(seen)}"
@@ -264,7 +275,7 @@ def restore(
             pending.append(_memory(doc, f"{path}:{number}"))
             if len(pending) >= BATCH:
                 flush()
-        elif kind in ("provenance", "conflict", "ledger", "records"):
+        elif kind in ("provenance", "conflict", "ledger", "records", "native"):
             tail.append((kind, doc))
     if pending:
         flush()
@@ -291,6 +302,7 @@ def _restore_tail(
             for k, doc in docs
             if k == "records"
         ),
+        native=of("native", NativeRow),
     )
 
 

@@ -399,3 +399,24 @@ def test_a_memory_the_note_only_merged_into_outlives_the_notes_removal(box):
     assert (gone.expired, gone.kept) == (0, 1)
     [still] = box.memories()
     assert still.id == saved.id and native_tag("claude-code") not in still.tags
+
+
+def test_a_backup_carries_what_was_read_and_a_restored_store_follows_on(box, tmp_path):
+    import memloom
+
+    path = box.write(box.claude / "staging.md", STAGING)
+    box.run("claude-code")
+    backup = tmp_path / "backup.jsonl"
+    with backup.open("w") as out:
+        report = box.engine.dump_backup(out)
+    assert report.native == 2  # the file's row and its note's
+    restored = memloom.open(home=str(tmp_path / "restored"))
+    try:
+        assert restored.restore_backup(backup).native == 2
+        assert restored.backend.all_native() == box.engine.backend.all_native()
+        again = restored.import_native(["claude-code"])
+        assert (again.changed, again.added) == (0, 0)
+        path.unlink()
+        assert restored.import_native(["claude-code"]).expired == 1
+    finally:
+        restored.close()

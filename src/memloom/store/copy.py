@@ -1,7 +1,8 @@
 """Loading the rows that ride along with memories (backups restored, stores migrated).
 
 ``memloom import-backup`` and ``memloom migrate`` both end by writing provenance,
-conflicts, the import ledger and transcript record ids into a store; this is the
+conflicts, the import ledger, transcript record ids and what was read of the agents'
+own memory files (``native_notes``) into a store; this is the
 one loader they share. Conflicts already present are skipped, so a load can be
 run again; the rest is idempotent by itself (insert-ignore and upserts).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from memloom.store.base import ConflictRow, LedgerRow, ProvenanceRow
+from memloom.store.base import ConflictRow, LedgerRow, NativeRow, ProvenanceRow
 
 
 class Counts(Protocol):
@@ -21,6 +22,7 @@ class Counts(Protocol):
     conflicts: int
     ledger: int
     records: int
+    native: int
 
 
 def load_tail(
@@ -31,6 +33,7 @@ def load_tail(
     conflicts: Iterable[ConflictRow] = (),
     ledger: Iterable[LedgerRow] = (),
     records: Iterable[tuple[str, Sequence[str]]] = (),
+    native: Iterable[NativeRow] = (),
     known_in: Any = None,
 ) -> None:
     """Write the rows in one transaction of ``store``, counting them in ``report``.
@@ -52,3 +55,6 @@ def load_tail(
         for path, uuids in records:
             store.records_add(list(uuids), path)
             report.records += len(uuids)
+        rows = list(native)
+        store.native_put(rows)
+        report.native += len(rows)

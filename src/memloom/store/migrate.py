@@ -29,6 +29,7 @@ class MigrationReport:
     provenance: int = 0
     ledger: int = 0
     records: int = 0
+    native: int = 0
     target_total: int = 0
 
 
@@ -64,6 +65,7 @@ def migrate(
         provenance=source.all_provenance(),
         ledger=source.all_ledger(),
         records=by_path.items(),
+        native=source.all_native(),
         known_in=everyone,
     )
     report.target_total = everyone.count()

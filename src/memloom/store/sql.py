@@ -880,6 +880,15 @@ class SQLStore:
         )
         return [LedgerRow(*r) for r in rows]
 
+    def all_native(self) -> list[NativeRow]:
+        mine, params = self._mine_sql("n")
+        rows = self._fetch(
+            f"SELECT {columns(NATIVE_FIELDS, 'n')} FROM native_notes n {conjunction(mine)} "
+            "ORDER BY n.path, n.note_key",
+            params,
+        )
+        return [_native(r) for r in rows]
+
     def all_records(self) -> list[tuple[str, str]]:
         mine, params = self._mine_sql("t")
         rows = self._fetch(
