@@ -16,7 +16,8 @@ Nothing is excluded. ``POST /v1/import/sessions`` (an NDJSON stream) is tested
 like the rest: the server refuses any path outside the Claude Code projects
 folder, so a generated body can only (re)import the one bundled session there;
 ``test_import_refuses_hostile_bodies`` sends the bodies a generator is unlikely
-to hit. Two smaller passes check who may call (docs/security.md): without the
+to hit. ``POST /v1/import/native`` reads the daemon's HOME (a sandbox's: the
+agents' own memory folders there are empty). Two smaller passes check who may call (docs/security.md): without the
 token every route but ``/health`` answers the documented 401 (or 415 for a body
 that is not JSON, refused before the token is looked at), and with the token but
 from another origin's page (``Origin: https://evil.example``) every one answers 403.
@@ -263,7 +264,7 @@ def test_every_operation_answers_within_its_schema(fuzzed):
         f"{run.seconds:.1f} s; statuses {dict(sorted(statuses.items()))}"
     )
     require_no_failures(run, log)
-    assert run.operations == 24 and len(run.tested) == run.operations, run.tested
+    assert run.operations == 25 and len(run.tested) == run.operations, run.tested
     # The seeded ids were used: every route taking an id answered 2xx at least once.
     for label, counts in run.statuses.items():
         if "{" in label:
@@ -311,7 +312,7 @@ def test_every_route_refuses_who_is_not_the_owner(tmp_path, given, send_token, o
             f"{run.cases} cases in {run.seconds:.1f} s; statuses {dict(sorted(statuses.items()))}"
         )
         require_no_failures(run, log)
-        assert len(run.tested) == run.operations == 24, run.tested
+        assert len(run.tested) == run.operations == 25, run.tested
         with d.client() as api:  # the owner's request opens them, and nothing was changed
             stats = api.get("/v1/memory/stats").json()
             assert stats["total_memories"] == 1 and stats["active_count"] == 1
