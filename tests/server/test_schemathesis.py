@@ -18,9 +18,10 @@ folder, so a generated body can only (re)import the one bundled session there;
 ``test_import_refuses_hostile_bodies`` sends the bodies a generator is unlikely
 to hit. ``POST /v1/import/native`` reads the daemon's HOME (a sandbox's: the
 agents' own memory folders there are empty). Two smaller passes check who may call
-(docs/security.md): without the token every route but ``/health`` answers the documented 401 (or 415 for a body
-that is not JSON, refused before the token is looked at), and with the token but
-from another origin's page (``Origin: https://evil.example``) every one answers 403.
+(docs/security.md): without the token every route but ``/health`` answers the
+documented 401 (or 415 for a body that is not JSON, refused before the token is
+looked at), and with the token but from another origin's page (``Origin:
+https://evil.example``) every one answers 403.
 
 ``MEMLOOM_FUZZ_EXAMPLES`` (generated cases per operation, default 100) and
 ``MEMLOOM_FUZZ_SEED`` (a number, or ``random``) widen or vary the search.
