@@ -37,6 +37,7 @@ from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 sys.path.insert(0, str(RESULTS.parent))
+from memloom.agents.native import sanitized_key  # noqa: E402  (the agents' project keys)
 from recall import fill_text  # noqa: E402  (distinct texts, as the recall bench fills)
 
 COMPONENTS = [
@@ -54,10 +55,6 @@ def fact(i: int) -> str:
     return f"The {component} keeps the {words} settings."
 
 
-def sanitized(path: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in path)
-
-
 def build(root: Path, files: int, projects: int) -> tuple[Path, list[Path], list[str]]:
     """The sandbox HOME, the memory files written, and every note's text."""
     home = root / "home"
@@ -72,7 +69,7 @@ def build(root: Path, files: int, projects: int) -> tuple[Path, list[Path], list
         repo = repos[i % projects]
         text = fact(i)
         if i < quarter:  # Claude Code
-            folder = home / ".claude" / "projects" / sanitized(str(repo)) / "memory"
+            folder = home / ".claude" / "projects" / sanitized_key(str(repo)) / "memory"
             body = (
                 f"---\nname: note-{i}\ndescription: fact {i}\nmetadata:\n  node_type: memory\n"
                 f"  type: project\n  originSessionId: s{i}\n---\n\n{text}\n"
@@ -83,7 +80,7 @@ def build(root: Path, files: int, projects: int) -> tuple[Path, list[Path], list
                 f"{text}\nWhy: it was decided in review {i}.\nHow to apply: use it as stated."
             )
         elif i < 2 * quarter:  # Qwen Code
-            folder = home / ".qwen" / "projects" / sanitized(str(repo)) / "memory" / "project"
+            folder = home / ".qwen" / "projects" / sanitized_key(str(repo)) / "memory" / "project"
             body = f"---\nname: note-{i}\ndescription: fact {i}\ntype: project\n---\n{text}\n"
             path = folder / f"note-{i}.md"
             texts.append(text)

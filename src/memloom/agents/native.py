@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memloom.agents.base import Discovery
+from memloom.agents.discovery import Fence, scan_sorted
 
 __all__ = [
     "MAX_NATIVE_BYTES",
@@ -41,6 +42,7 @@ __all__ = [
     "read_topic",
     "recent_files",
     "sanitized_key",
+    "subfolders",
 ]
 
 #: A memory file larger than this is not an agent's memory (each agent keeps them
@@ -107,8 +109,6 @@ def list_files(
     ``over_cap``: larger than :data:`MAX_NATIVE_BYTES`, or past :data:`MAX_FILES`).
     Hidden folders (``.git``, Gemini's ``.inbox``) and ``skip_dirs`` (names relative to
     ``folder``) are not entered, nor any folder unless ``recursive``. Sorted by path."""
-    from memloom.agents.discovery import Fence
-
     out = Discovery()
     found: list[tuple[Path, os.stat_result]] = []
     fence = Fence(folder, out)
@@ -363,11 +363,7 @@ def decode_key(key: str) -> str | None:
             return folder
         if not rest.startswith("-"):
             return None
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            return None
-        for entry in entries:
+        for entry in scan_sorted(folder):
             visits += 1
             if visits > _MAX_VISITS:
                 return None
@@ -386,6 +382,19 @@ def decode_key(key: str) -> str | None:
         return None
 
     return walk("/", key)
+
+
+def subfolders(folder: Path) -> list[Path]:
+    """The folders directly in ``folder`` (no symlinks), in name order; none if it
+    cannot be listed (the agents' per-project folders)."""
+    out = []
+    for entry in scan_sorted(folder):
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                out.append(Path(entry.path))
+        except OSError:
+            continue
+    return out
 
 
 def recent_files(folder: Path, pattern: str, most: int) -> list[Path]:

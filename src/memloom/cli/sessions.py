@@ -152,6 +152,11 @@ def import_native(
         _print_native(report)
 
 
+def _left_out(skipped: dict[str, int]) -> str:
+    """What a run left out, by reason (``unsafe 2, over cap 1``)."""
+    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items() if v)
+
+
 def _print_native(report: Any) -> None:
     out = console()
     for f in report.per_folder:
@@ -160,7 +165,7 @@ def _print_native(report: Any) -> None:
         if f.removed:
             state += f", {f.removed} gone"
         out.print(f"{f.agent[:11]:<11} {where[:28]:<28} {state}  {f.path}", markup=False)
-    left_out = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.skipped.items() if v)
+    left_out = _left_out(report.skipped)
     out.print(
         f"\nagents' own memories: {report.files} files in {report.folders} folders, "
         f"{report.changed} read ({report.notes} notes): {report.added} added, "
@@ -250,7 +255,7 @@ def _print_import(report: Any) -> None:
             line += f"  ({s.error})"
         out.print(line, markup=False)
     sk = report.skipped
-    left_out = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sk.items() if v)
+    left_out = _left_out(sk)
     calls = report.calls
     out.print(
         f"\n{report.sessions} sessions: {report.saved} saved, {report.versioned} versioned, "

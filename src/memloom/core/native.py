@@ -19,7 +19,7 @@ alike), then:
 Each memory carries the tag ``native:<agent>`` (what that agent's prompt hooks leave
 out: it shows its own memory already) and a provenance row of the file and lines. The
 ``native_notes`` table keeps, per note, the memory it wrote and its text's hash, and
-per file its size, mtime and hash: re-reading unchanged files writes nothing.
+per file its size and mtime: re-reading unchanged files writes nothing.
 """
 
 from __future__ import annotations
@@ -77,7 +77,6 @@ class FileNotes:
     notes: list[NoteIn] | None
     size: int | None = None
     mtime: float | None = None
-    file_hash: str | None = None
 
 
 @dataclass
@@ -136,7 +135,7 @@ class Native:
             store.native_delete(file.path, [r.key for r in removed])
             marker = NativeRow(
                 file.path, "", file.agent, file.folder, file.project, None, None,
-                None, None, file.size, file.mtime, file.file_hash, False, now,
+                None, None, file.size, file.mtime, False, now,
             )  # fmt: skip
             store.native_put([marker, *kept])
         return out
@@ -318,7 +317,6 @@ class Native:
             end_line=note.end_line,
             size=None,
             mtime=None,
-            file_hash=None,
             owned=owned,
             updated_at=now,
         )

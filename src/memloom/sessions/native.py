@@ -14,7 +14,6 @@ as gone (its memories expire). Nothing is ever written into an agent's folder.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -24,13 +23,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from memloom.agents.native import read_text
+from memloom.agents.native import NativeFolder, read_text
 from memloom.core.native import FileNotes, FileOutcome, NoteIn
 from memloom.hashing import content_hash
 
 if TYPE_CHECKING:
     from memloom.agents.base import Agent
-    from memloom.agents.native import NativeFolder
     from memloom.store.base import NativeRow
 
 __all__ = [
@@ -143,7 +141,6 @@ class _Read:
     path: str
     size: int
     mtime: float
-    file_hash: str
     notes: list[NoteIn]
 
 
@@ -186,6 +183,7 @@ def import_native(engine: NativeEngine, options: NativeOptions) -> NativeReport:
         if name not in agent_names():
             raise ValueError(f"unknown agent {name!r} (known: {', '.join(agent_names())})")
     plans: list[_Plan] = []
+    summary = engine.native_summary() if names else []
     for name in names:
         agent = get_agent(name)
         if not agent.native_memory:
@@ -198,7 +196,7 @@ def import_native(engine: NativeEngine, options: NativeOptions) -> NativeReport:
             report.per_folder.append(rep)
             if plan is not None:
                 plans.append(plan)
-        _vanished(engine, agent, folders, options, report)
+        plans += _vanished(engine, agent, folders, summary, options, report)
     if not options.dry_run:
         # One embedding pass for every note to write (batches of EMBED_BATCH), then
         # each file in its own transaction.
@@ -251,7 +249,7 @@ def _folder(
         ):
             report.unchanged += 1
             continue
-        read = _read(engine, agent, folder, path, report)
+        read = _read(engine, agent, folder, path, st, report)
         if read is None:
             continue
         changed.append(read)
@@ -271,7 +269,7 @@ def _apply(engine: NativeEngine, plan: _Plan, report: NativeReport) -> None:
     for read in plan.changed:
         notes = FileNotes(
             read.path, plan.agent, where, plan.folder.project, read.notes,
-            read.size, read.mtime, read.file_hash,
+            read.size, read.mtime,
         )  # fmt: skip
         report.absorb(engine.native_apply(notes))
     for path in plan.gone:
@@ -281,17 +279,21 @@ def _apply(engine: NativeEngine, plan: _Plan, report: NativeReport) -> None:
 
 
 def _read(
-    engine: NativeEngine, agent: Agent, folder: NativeFolder, path: Path, report: NativeReport
+    engine: NativeEngine,
+    agent: Agent,
+    folder: NativeFolder,
+    path: Path,
+    st: os.stat_result,
+    report: NativeReport,
 ) -> _Read | None:
-    """One file's notes, redacted and classified; None (counted ``unreadable``) when it
-    cannot be read now (it is read again next run)."""
+    """One file's notes, redacted and classified; ``st`` is its stat as listed (what
+    the next run compares with). None (counted ``unreadable``) when it cannot be read
+    now (it is read again next run)."""
     try:
-        st = os.stat(path)
         text = read_text(path)
     except OSError:
         report.skip("unreadable")
         return None
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     notes = []
     detector = engine.detector
     for note in agent.read_native(folder, path, text):
@@ -314,7 +316,7 @@ def _read(
                 metadata=meta,
             )
         )
-    return _Read(str(path), st.st_size, st.st_mtime, digest, notes)
+    return _Read(str(path), st.st_size, st.st_mtime, notes)
 
 
 def _embed(
@@ -340,14 +342,16 @@ def _vanished(
     engine: NativeEngine,
     agent: Agent,
     folders: list[NativeFolder],
+    summary: list[dict[str, Any]],
     options: NativeOptions,
     report: NativeReport,
-) -> None:
+) -> list[_Plan]:
     """Folders memloom read before that are gone now (the agent's memory cleared):
     their files are gone too. A folder still there but no longer listed (its project
-    unknown now) is left as it is."""
+    unknown now) is left as it is. ``summary``: :meth:`NativeEngine.native_summary`."""
     current = {str(f.path) for f in folders}
-    for entry in engine.native_summary():
+    plans = []
+    for entry in summary:
         where = entry["folder"]
         if entry["agent"] != agent.name or where in current or os.path.lexists(where):
             continue
@@ -360,7 +364,6 @@ def _vanished(
         report.per_folder.append(
             FolderReport(agent=agent.name, path=where, project=project, removed=len(paths))
         )
-        if options.dry_run:
-            continue
-        for path in paths:
-            report.absorb(engine.native_apply(FileNotes(path, agent.name, where, project, None)))
+        folder = NativeFolder(agent.name, Path(where), project)
+        plans.append(_Plan(agent.name, folder, [], set(), paths))
+    return plans

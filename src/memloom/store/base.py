@@ -163,7 +163,7 @@ class LedgerRow:
 class NativeRow:
     """One note of an agent's own memory file, as memloom last read it (the
     ``native_notes`` table). ``key`` names the note within its file; the row with
-    ``key == ""`` is the file's own (its size, mtime and hash: an unchanged file is
+    ``key == ""`` is the file's own (its size and mtime: an unchanged file is
     skipped). ``memory_id`` is the memory version the note wrote or merged into;
     ``text_hash`` the hash of the note's text as written (redacted)."""
 
@@ -178,7 +178,6 @@ class NativeRow:
     end_line: int | None
     size: int | None
     mtime: float | None
-    file_hash: str | None
     #: The note made its memory (inserted it): only then does the note's removal expire
     #: it. A note that merged into a memory already there (saved by the user, distilled
     #: from a session) or versioned another's leaves it be.

@@ -213,7 +213,7 @@ MIGRATIONS: list[str] = [
             tokens = excluded.tokens;
     """,
     # 7: the agents' own memory files memloom reads (memloom.sessions.native): per
-    # note, the memory it wrote; per file (note_key ''), its size, mtime and hash
+    # note, the memory it wrote; per file (note_key ''), its size and mtime
     """
     CREATE TABLE native_notes (
         owner TEXT NOT NULL DEFAULT 'local',
@@ -228,7 +228,6 @@ MIGRATIONS: list[str] = [
         end_line INTEGER,
         size BIGINT,
         mtime DOUBLE PRECISION,
-        file_hash TEXT,
         owned BOOLEAN NOT NULL DEFAULT FALSE,
         updated_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (owner, path, note_key)

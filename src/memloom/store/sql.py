@@ -110,7 +110,6 @@ NATIVE_FIELDS = (
     "end_line",
     "size",
     "mtime",
-    "file_hash",
     "owned",
     "updated_at",
 )
@@ -788,7 +787,6 @@ class SQLStore:
                     r.end_line,
                     r.size,
                     r.mtime,
-                    r.file_hash,
                     bool(r.owned),
                     r.updated_at or now,
                 ),

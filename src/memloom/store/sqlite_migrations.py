@@ -145,7 +145,7 @@ MIGRATIONS: list[str] = [
     # per agent); rows written before are named by their key's shape
     LEDGER_AGENT,
     # 8: the agents' own memory files memloom reads (memloom.sessions.native): per
-    # note, the memory it wrote; per file (note_key ''), its size, mtime and hash
+    # note, the memory it wrote; per file (note_key ''), its size and mtime
     """
     CREATE TABLE native_notes (
         path TEXT NOT NULL,
@@ -159,7 +159,6 @@ MIGRATIONS: list[str] = [
         end_line INTEGER,
         size INTEGER,
         mtime REAL,
-        file_hash TEXT,
         owned INTEGER NOT NULL DEFAULT 0,
         updated_at REAL NOT NULL,
         PRIMARY KEY (path, note_key)

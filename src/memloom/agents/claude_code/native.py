@@ -27,6 +27,7 @@ from memloom.agents.native import (
     read_index,
     read_topic,
     recent_files,
+    subfolders,
 )
 
 NAME = "claude-code"
@@ -45,12 +46,7 @@ def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
     moved = _setting(settings_path(env))
     if moved:
         out.append(_global(moved, "autoMemoryDirectory (user settings)"))
-    root = projects_dir(env)
-    try:
-        keys = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
-    except OSError:
-        keys = []
-    for key_dir in keys:
+    for key_dir in subfolders(projects_dir(env)):
         sessions = recent_files(key_dir, "*.jsonl", _SESSIONS_READ)
         cwds = [c for c in map(session_project, sessions) if c]
         project, how = project_for_key(key_dir.name, cwds)

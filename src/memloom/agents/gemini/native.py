@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memloom.agents.gemini.home import projects_registry, tmp_dir
 from memloom.agents.gemini.project import marker_root, registry_roots
-from memloom.agents.native import NativeFolder, NativeNote, note_items
+from memloom.agents.native import NativeFolder, NativeNote, note_items, subfolders
 
 __all__ = ["folders", "read"]
 
@@ -30,12 +30,8 @@ LEGACY = "GEMINI.md"
 def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
     """Every project's memory folder, tied to the project root Gemini registered."""
     slugs = registry_roots(projects_registry(env))
-    try:
-        shorts = sorted(p for p in tmp_dir(env).iterdir() if p.is_dir() and not p.is_symlink())
-    except OSError:
-        return []
     out = []
-    for short in shorts:
+    for short in subfolders(tmp_dir(env)):
         memory = short / "memory"
         if not memory.is_dir():
             continue

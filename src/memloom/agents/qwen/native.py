@@ -42,11 +42,7 @@ def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
     home = memory_base(env)
     out = [NativeFolder(NAME, home / "memories", None, scope="user", why="user memory")]
     runtime = runtime_dir(env) / "projects"
-    try:
-        keys = sorted(p for p in (home / "projects").iterdir() if p.is_dir() and not p.is_symlink())
-    except OSError:
-        keys = []
-    for key_dir in keys:
+    for key_dir in shared.subfolders(home / "projects"):
         memory = key_dir / "memory"
         if not memory.is_dir():
             continue
