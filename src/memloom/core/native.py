@@ -38,7 +38,7 @@ from memloom.core import beliefs
 from memloom.core.context import CoreContext
 from memloom.core.writes import Draft, Writer
 from memloom.hashing import content_hash
-from memloom.store.base import NativeRow, ProvenanceRow
+from memloom.store.base import MemoryRow, NativeRow, ProvenanceRow
 
 __all__ = ["FileNotes", "FileOutcome", "Native", "NoteIn"]
 
@@ -157,8 +157,8 @@ class Native:
                 pairs.append((same.pop(0), note))
             else:
                 rest_new.append(note)
-        taken = {id(r) for r, _ in pairs}
-        rest_old = [r for r in old if id(r) not in taken]
+        paired = {id(r) for r, _ in pairs}
+        rest_old = [r for r in old if id(r) not in paired]
         if not rest_old or not rest_new:
             return pairs, rest_new, rest_old
         # A file of one memory (a topic file): its note, whatever it says now.
@@ -168,9 +168,10 @@ class Native:
             row = named.pop(note.key, None) if note.key else None
             if row is not None:
                 pairs.append((row, note))
+                paired.add(id(row))
             else:
                 unpaired.append(note)
-        rest_old = [r for r in rest_old if id(r) not in {id(p[0]) for p in pairs}]
+        rest_old = [r for r in rest_old if id(r) not in paired]
         if not rest_old or not unpaired:
             return pairs, unpaired, rest_old
         # A list: the items edited in place, by order, when alike.
@@ -231,12 +232,16 @@ class Native:
         self._provenance(file, note, memory_id, now)
         return memory_id, outcome == "stored"
 
+    def _head(self, row: NativeRow) -> MemoryRow | None:
+        """The newest version of the memory ``row``'s note wrote (None: forgotten)."""
+        store = self.ctx.store
+        current = store.get(row.memory_id) if row.memory_id else None
+        return store.versions(current.root_id)[0] if current is not None else None
+
     def _edit(
         self, file: FileNotes, row: NativeRow, note: NoteIn, now: float, out: FileOutcome
     ) -> NativeRow:
-        store = self.ctx.store
-        current = store.get(row.memory_id) if row.memory_id else None
-        head = store.versions(current.root_id)[0] if current is not None else None
+        head = self._head(row)
         if head is None or head.status != "active":
             # Forgotten, or retired in memloom: the edited note is a statement anew.
             return self._row(file, note, row.key, *self._add(file, note, now, out), now)
@@ -257,10 +262,9 @@ class Native:
         """A note gone: the memory it made expires, unless another note holds it or it
         changed in memloom since; one it merged into loses only this agent's tag."""
         store = self.ctx.store
-        current = store.get(row.memory_id) if row.memory_id else None
-        if current is None:
+        head = self._head(row)
+        if head is None:
             return
-        head = store.versions(current.root_id)[0]
         if head.id != row.memory_id or head.status != "active":
             out.add("kept")
             return
