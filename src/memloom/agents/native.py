@@ -16,7 +16,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -320,7 +320,7 @@ def markdown_items(
 _MAX_VISITS = 20000
 
 
-def project_for_key(key: str, cwds: Iterator[str] | list[str]) -> tuple[str | None, str]:
+def project_for_key(key: str, cwds: Iterable[str | None]) -> tuple[str | None, str]:
     """The project folder whose :func:`sanitized_key` is ``key`` (Claude Code's and Qwen
     Code's folder names), and how it was found: the working directory of a session in
     that folder, or one of its parents (``"session"``); else the file system, matched

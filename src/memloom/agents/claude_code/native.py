@@ -48,7 +48,7 @@ def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
         out.append(_global(moved, "autoMemoryDirectory (user settings)"))
     for key_dir in subfolders(projects_dir(env)):
         sessions = recent_files(key_dir, "*.jsonl", _SESSIONS_READ)
-        cwds = [c for c in map(session_project, sessions) if c]
+        cwds = map(session_project, sessions)  # read lazily: the first that fits ends it
         project, how = project_for_key(key_dir.name, cwds)
         if project is not None:
             local = _setting(Path(project) / ".claude" / "settings.local.json")

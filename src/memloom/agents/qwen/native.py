@@ -47,7 +47,7 @@ def folders(env: Mapping[str, str] | None = None) -> list[NativeFolder]:
         if not memory.is_dir():
             continue
         sessions = shared.recent_files(runtime / key_dir.name / "chats", "*.jsonl", _SESSIONS_READ)
-        cwds = [c for c in map(session_project, sessions) if c]
+        cwds = map(session_project, sessions)  # read lazily: the first that fits ends it
         project, how = shared.project_for_key(key_dir.name, cwds)
         skip = "project_unknown" if project is None else None
         out.append(NativeFolder(NAME, memory, project, skip=skip, why=how))
