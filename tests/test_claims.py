@@ -21,7 +21,7 @@ UPDATES = [
     ("email", "Page the on-call at ops@acme.io", "Page the on-call at sre@acme.io"),
     ("snake_case", "Read the key from settings.api_key", "Read the key from settings.api_token"),
     ("CamelCase", "Errors are wrapped in ApiError", "Errors are wrapped in ServiceError"),
-    ("ALL_CAPS", "The feature flag NEW_CHECKOUT gates it", "The feature flag NEW_CART gates it"),
+    ("ALL_CAPS", "The rollout is gated by NEW_CHECKOUT", "The rollout is gated by NEW_CART"),
     ("with digits", "The primary region is eu-west-1", "The primary region is eu-central-2"),
     ("quoted", "Set the log level to 'debug'", "Set the log level to 'warning'"),
     ("backticks", "Start it with `make dev`", "Start it with `make serve`"),
@@ -121,7 +121,7 @@ def test_it_is_fast_enough_for_the_write_path():
         ("Uploads are limited to 10 MB", "Uploads are limited to 20 MB", "update"),
         ("Tests must hit the network", "Tests must not hit the network", "update"),
         ("Run the unit tests with make test", "Run the unit tests with make lint", "same"),
-        ("The frontend uses pnpm", "The backend uses pnpm", "same"),
+        ("The frontend uses pnpm", "The backend uses pnpm", "different"),
     ],
 )
 def test_past_the_bands_only_a_value_or_a_name_is_an_update(old, new, far):

@@ -13,8 +13,11 @@ two texts as tokens and says which it is:
   state word (enabled/disabled, on/off, true/false, allow/deny, …), a negation,
   or one content word swapped for another in an otherwise equal sentence. The
   new text is the belief's next version.
-* ``"different"`` -- a value changed and more besides: two claims that may both
-  be true, so both are kept and the pair is flagged as a conflict.
+* ``"different"`` -- a value changed and more besides, or the words swapped are
+  what the statement is about rather than what it says of it ("The frontend uses
+  pnpm" / "The backend uses pnpm": :func:`another_subject`): two claims that may both
+  be true, so both are kept and the pair is flagged as a conflict. Where the reading
+  is unsure it says "different": hiding a true fact is the worse error.
 
 Pure, deterministic and standard library only (plus the stemmer the keyword
 search uses): it runs on the write path, for the nearest neighbour of each write.
@@ -24,12 +27,23 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Literal
 
+from memloom import sentence
 from memloom.ranking import stem
 
-__all__ = ["Change", "Claim", "carries_a_value", "claim", "compare", "may_update"]
+__all__ = [
+    "Change",
+    "Claim",
+    "another_subject",
+    "carries_a_value",
+    "claim",
+    "compare",
+    "may_update",
+    "word_swapped",
+]
 
 Change = Literal["same", "update", "different"]
 
@@ -146,7 +160,7 @@ class Claim:
     """A text read for comparison: its tokens in order (normalised), the values it
     states (a multiset), its negations, and the stems of its content words."""
 
-    __slots__ = ("content", "names", "negations", "tokens", "values")
+    __slots__ = ("content", "kinds", "names", "negations", "tokens", "values")
 
     def __init__(
         self,
@@ -155,8 +169,11 @@ class Claim:
         negations: int,
         content: frozenset[str],
         names: frozenset[str] = frozenset(),
+        kinds: tuple[str, ...] = (),
     ) -> None:
         self.tokens = tokens
+        #: Each token's kind: ``word``, ``neg`` or a value's (``num``, ``path``, ``id`` …).
+        self.kinds = kinds or ("word",) * len(tokens)
         self.values = values
         self.negations = negations
         self.content = content
@@ -196,9 +213,11 @@ def claim(text: str) -> Claim:
     negations = 0
     content: set[str] = set()
     names: set[str] = set()
+    kinds: list[str] = []
 
     def value(kind: str, normalised: str) -> None:
         tokens.append(normalised)
+        kinds.append(kind)
         values[f"{kind}:{normalised}"] += 1
 
     def word(raw: str) -> None:
@@ -210,6 +229,7 @@ def claim(text: str) -> Claim:
         if flat in _NEGATIONS or bare.endswith("n't"):
             negations += 1
             tokens.append("¬")
+            kinds.append("neg")
             return
         if _IDENTIFIER.search(raw.strip("'’-")):
             value("id", bare)
@@ -218,6 +238,7 @@ def claim(text: str) -> Claim:
             value("state", flat)
             return
         tokens.append(flat)
+        kinds.append("word")
         if flat not in _STOPWORDS:
             content.add(stem(flat))
             if tokens[:-1] and raw[:1].isupper():
@@ -247,7 +268,9 @@ def claim(text: str) -> Claim:
             value("time", re.sub(r"[\s.]", "", raw.lower()))
         else:  # email, flag
             value(kind, raw.rstrip(".,;:").lower())
-    return Claim(tuple(tokens), values, negations, frozenset(content), frozenset(names))
+    return Claim(
+        tuple(tokens), values, negations, frozenset(content), frozenset(names), tuple(kinds)
+    )
 
 
 @lru_cache(maxsize=1)
@@ -340,6 +363,9 @@ def compare(old: str, new: str, *, far: bool = False) -> Change:
     a, b = claim(old), claim(new)
     if a.tokens == b.tokens:
         return "same"
+    replaced = _replaced(a, b)
+    if replaced == "subject":
+        return "different"
     swap = _swapped(a, b)
     if swap is not None:
         x, y = swap
@@ -347,7 +373,9 @@ def compare(old: str, new: str, *, far: bool = False) -> Change:
             return "update"
     values_changed = a.values != b.values or a.negations % 2 != b.negations % 2
     if not values_changed:
-        return "same"
+        # Words said of the subject replaced by others ("session cookies" -> "bearer
+        # tokens"): the newer statement, not a paraphrase to merge away.
+        return "update" if replaced == "object" and not far else "same"
     if a.content == b.content or _content_is_synonymous(a.content, b.content):
         return "update"
     return "different"
@@ -359,3 +387,154 @@ def _content_is_synonymous(a: frozenset[str], b: frozenset[str]) -> bool:
     if len(left) != len(right) or len(left) > 2:
         return False
     return all(any(_synonyms(x, y) for y in right) for x in left)
+
+
+#: Kinds of value that are always what a statement says, never what it is about.
+_PURE_VALUES = frozenset({"num", "state", "neg", "time", "cron", "flag"})
+
+
+def another_subject(a: Claim, b: Claim) -> bool:
+    """Whether the words ``b`` puts in place of ``a``'s name another thing than ``a``
+    is about, so that both statements can be true at once.
+
+    The two are aligned word by word (function words aside); each span replaced,
+    synonyms and inflections aside, is read for where it stands:
+
+    * a scope word for another of its group, anywhere (staging/production,
+      frontend/backend, unit/integration, admins/editors);
+    * before the main verb (the subject: "The orders table is …", "Unit tests run …",
+      "In staging, …"), unless the other statement says it replaces this one
+      ("instead", "switched", "migrated", …; "now" for a name or a value);
+    * a word that qualifies a noun both share ("… the finance team", "… the refunds
+      table"), identifiers included, numbers not;
+    * the object of an imperative that acts on a thing ("Restart the worker …") rather
+      than choosing one ("Use pnpm …");
+    * right after a preposition of scope ("disabled for webhooks", "after signup").
+
+    A changed number, state, time, negation or flag is never another subject."""
+    return _replaced(a, b) == "subject"
+
+
+def _replaced(a: Claim, b: Claim) -> Literal["subject", "object"] | None:
+    """What the spans ``b`` puts in place of ``a``'s name, synonyms and inflections
+    aside: the subject (:func:`another_subject`), only what is said of it, or nothing."""
+    found: Literal["object"] | None = None
+    left = [i for i, t in enumerate(a.tokens) if not _function_word(a, i, t)]
+    right = [i for i, t in enumerate(b.tokens) if not _function_word(b, i, t)]
+    ta, tb = [a.tokens[i] for i in left], [b.tokens[i] for i in right]
+    verbs: tuple[int | None, int | None] | None = None
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if tag != "replace" or _paraphrased(ta[i1:i2], tb[j1:j2]):
+            continue
+        kinds = {a.kinds[left[k]] for k in range(i1, i2)}
+        kinds |= {b.kinds[right[k]] for k in range(j1, j2)}
+        found = "object"
+        if kinds <= _PURE_VALUES:
+            continue
+        if verbs is None:
+            verbs = (_verb(a), _verb(b))
+        span_a, span_b = (left[i1], left[i2 - 1] + 1), (right[j1], right[j2 - 1] + 1)
+        if _subject_span(a, b, span_a, span_b, verbs, kinds):
+            return "subject"
+    return found
+
+
+def _function_word(c: Claim, i: int, token: str) -> bool:
+    """Left out of the alignment: function words, and negations (whose count
+    :func:`compare` reads on its own: "caches" / "doesn't cache" is no new subject)."""
+    return c.kinds[i] == "neg" or (c.kinds[i] == "word" and token in _STOPWORDS)
+
+
+def _paraphrased(left: list[str], right: list[str]) -> bool:
+    """Spans that say the same: a synonym, an inflection (``retries``/``retried``)."""
+    if len(left) != len(right):
+        return False
+    return all(
+        x == y or stem(x) == stem(y) or _synonyms(x, y) for x, y in zip(left, right, strict=True)
+    )
+
+
+@lru_cache(maxsize=8192)
+def _verb_cached(tokens: tuple[str, ...], kinds: tuple[str, ...]) -> int | None:
+    return sentence.main_verb(tokens, [k in ("word", "neg") for k in kinds])
+
+
+def _verb(c: Claim) -> int | None:
+    return _verb_cached(c.tokens, c.kinds)
+
+
+def _marked_change(a: Claim, b: Claim) -> tuple[bool, bool]:
+    """(a strong change word, "now") in one statement and not the other."""
+    ma = sentence.CHANGE_MARKERS.intersection(a.tokens)
+    mb = sentence.CHANGE_MARKERS.intersection(b.tokens)
+    return ma != mb, ("now" in a.tokens) != ("now" in b.tokens)
+
+
+def _subject_span(
+    a: Claim,
+    b: Claim,
+    span_a: tuple[int, int],
+    span_b: tuple[int, int],
+    verbs: tuple[int | None, int | None],
+    kinds: set[str],
+) -> bool:
+    """Whether the replaced spans (token index ranges of ``a`` and ``b``) name what the
+    statements are about (see :func:`another_subject`)."""
+    words_a, words_b = a.tokens[slice(*span_a)], b.tokens[slice(*span_b)]
+    plain = kinds <= {"word"}
+    if plain and sentence.same_scope_group(words_a, words_b):
+        return True
+    (p1, p2), (q1, q2) = span_a, span_b
+    va, vb = verbs
+    if p1 == va or q1 == vb:
+        return False  # the verb itself: another way to say it, or another act on it
+    strong, now = _marked_change(a, b)
+    named = all(w in a.names for w in words_a) and all(w in b.names for w in words_b)
+    replaced = strong or (now and (named or not plain))
+    if ((va is not None and p1 < va) or (vb is not None and q1 < vb)) and not replaced:
+        return True
+    if replaced:
+        return False
+    if va is not None and _choosing(a.tokens, va):
+        return False  # what is used, preferred, pinned: "Use single quotes" is a choice
+    # A word that qualifies a noun both share: "the finance team", "the refunds table".
+    if "num" not in kinds and p2 < len(a.tokens) and q2 < len(b.tokens):
+        following = a.tokens[p2]
+        if (
+            following == b.tokens[q2]
+            and a.kinds[p2] == "word"
+            and following not in _STOPWORDS
+            and following not in sentence.PREPOSITIONS
+            and p2 != va
+        ):
+            return True
+    # The object of an imperative that acts on a thing: "Restart the worker …".
+    if va == 0 and vb == 0:
+        between = a.tokens[1:p1]
+        if all(t in sentence.DETERMINERS for t in between):
+            return True
+    # Right after a preposition of scope: "disabled for webhooks", "sent after signup".
+    before_a = _preceding(a.tokens, p1)
+    return before_a in sentence.SCOPE_PREPOSITIONS and before_a == _preceding(b.tokens, q1)
+
+
+def _choosing(tokens: tuple[str, ...], verb: int) -> bool:
+    """Whether the verb phrase at ``verb`` chooses ("uses", "should use", "is pinned to")."""
+    return any(sentence.choice_verb(t) for t in tokens[verb : verb + 3])
+
+
+def _preceding(tokens: tuple[str, ...], i: int) -> str:
+    """The word before index ``i``, determiners skipped."""
+    j = i - 1
+    while j >= 0 and tokens[j] in sentence.DETERMINERS:
+        j -= 1
+    return tokens[j] if j >= 0 else ""
+
+
+def word_swapped(old: str, new: str) -> bool:
+    """Whether ``old`` and ``new`` differ in one plain word or name only ("uses Sentry" /
+    "uses Rollbar"): the one change the tokens cannot always place, which a configured
+    LLM's classifier decides rather than this module."""
+    a, b = claim(old), claim(new)
+    swap = _swapped(a, b)
+    return swap is not None and not _is_value(a, swap[0]) and not _is_value(b, swap[1])

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
-from memloom.claims import carries_a_value, compare, may_update
+from memloom.claims import carries_a_value, compare, may_update, word_swapped
 from memloom.core.conflicts import DECISIVE, Conflicts, Statement, judge
 from memloom.core.documents import as_model, ts, utc
 from memloom.core.embedding import Embedding
@@ -394,7 +394,13 @@ class BeliefPipeline:
             for n in writer.neighbours(item.vec, item.project, now, k=MAX_CANDIDATES)
             if n.distance < UPDATE_DISTANCE
         ]
-        neighbours = [n for n in near if n.similarity >= CANDIDATE_SIMILARITY]
+        # One word swapped is for the classifier to place (another subject, or a new
+        # value for the same one), however far the embedding puts it.
+        neighbours = [
+            n
+            for n in near
+            if n.similarity >= CANDIDATE_SIMILARITY or word_swapped(stated(n.row), item.text)
+        ]
         if self.llm is None or not neighbours:
             return self._write_bands(item, near, now)
         calls: Counter[str] = Counter()
@@ -418,11 +424,13 @@ class BeliefPipeline:
             # A changed value is an update, whatever the label said: the prompt asks for
             # "identical" there, and this holds a model that answered otherwise to it.
             # (An import's judge settles a "contradictory" pair itself, from both
-            # excerpts: there the label stands.)
+            # excerpts: there the label stands; and one plain word swapped may be
+            # another subject, which the classifier reads better than the tokens.)
             updated = [
                 n
                 for n in neighbours
                 if may_update(stated(n.row), item.text)
+                and not word_swapped(stated(n.row), item.text)
                 and compare(stated(n.row), item.text, far=band(n.distance) == "distinct")
                 == "update"
             ]

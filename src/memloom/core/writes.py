@@ -203,9 +203,11 @@ class Writer:
         reach: Sequence[bool] | None = None,
     ) -> list[list[Neighbour]]:
         """:meth:`neighbours` for a batch: one search per project, one read of the rows.
-        Neighbours less similar than ``min_similarity`` are left out, except the nearest
-        of a query ``reach`` marks (all, without it), kept down to ``nearest_similarity``
-        (rows are read for what is kept)."""
+        Neighbours less similar than ``min_similarity`` are left out, except for a query
+        ``reach`` marks (all, without it) that has none so near: its neighbours down to
+        ``nearest_similarity`` are kept, nearest first (rows are read for what is kept).
+        A write reads only the nearest of those, but a batch needs the next ones too,
+        for when a batch-mate has made the nearest a stale version."""
         groups: dict[tuple[str | None, bool], list[tuple[int, np.ndarray]]] = {}
         for i, (vec, project) in enumerate(zip(vecs, projects, strict=True)):
             if vec is not None:
@@ -221,7 +223,7 @@ class Writer:
             found = self.store.vector_search_many(queries, k, flt, floor)
             for i, near in zip((i for i, _ in given), found, strict=True):
                 kept = [h for h in near if h[1] >= min_similarity]
-                hits[i] = kept or near[:1]
+                hits[i] = kept or near
         wanted = list(dict.fromkeys(m for found in hits.values() for m, _ in found))
         rows = {r.id: r for r in self.store.get_many(wanted)} if wanted else {}
         return [

@@ -222,11 +222,19 @@ Label every candidate exactly once, by its index:
 - identical: states the same belief as the new statement, even if worded differently or \
 more precisely; or the same statement about the same thing with a value changed: a number, \
 port, size, time, version, path, URL, e-mail, name or identifier, quoted string, flag, a \
-state (enabled/disabled, on/off, true/false, allow/deny), a negation, or one word swapped \
-("uses npm" vs "uses pnpm"). Such a new statement is an update of the memory: it becomes \
-its next version and the old value is kept in its history.
+state (enabled/disabled, on/off, true/false, allow/deny), a negation, or the object said \
+of the same subject swapped for another ("The app uses npm" vs "The app uses pnpm"). Such \
+a new statement is an update of the memory: it becomes its next version and the old value \
+is kept in its history.
 - complementary: related or overlapping, but both can be true at the same time: the new \
-statement adds to it, narrows it, or is about something else.
+statement adds to it, narrows it, or is about something else. When one word or name is \
+swapped, ask what it names. If it is what the sentence is about (another component, \
+environment, table, team, flow, audience, owner, file, service or kind of test: "The \
+frontend uses pnpm" vs "The backend uses pnpm", "Unit tests run on every push" vs \
+"Integration tests run on every push"), the two are different subjects and both stay \
+true: complementary, never identical. Only a new value said of the same subject is \
+identical. When you cannot tell, answer complementary: hiding a true memory is worse than \
+keeping two.
 - contradictory: both cannot be true at the same time and the new statement is more than \
 the same statement with a value changed: it says something else about the subject.
 
