@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memloom.claims import carries_a_value, claim, compare, may_update
+from memloom.claims import carries_a_value, claim, compare, may_update, word_swapped
 
 #: (kind, old, new): the same sentence with one value changed.
 UPDATES = [
@@ -73,6 +73,76 @@ DIFFERENT = [
     ),
     ("value and claim", "Use Node 18 for the frontend", "Node 20 breaks the legacy admin build"),
 ]
+
+
+#: (kind, first, second): two statements true at once, that differ in what they are
+#: about (issue 40). Never an update: that would hide the first from recall.
+ANOTHER_SUBJECT = [
+    ("component", "The frontend uses pnpm for package management",
+     "The backend uses pnpm for package management"),
+    ("test kind", "Unit tests run on every push", "Integration tests run on every push"),
+    ("table", "The orders table is partitioned by month",
+     "The events table is partitioned by month"),
+    ("table as object", "The billing service owns the invoices table",
+     "The billing service owns the refunds table"),
+    ("owner", "The billing team owns the invoices table",
+     "The payments team owns the invoices table"),
+    ("audience", "Admins can export reports as CSV", "Editors can export reports as CSV"),
+    ("audience as object", "The weekly report is emailed to the finance team",
+     "The weekly report is emailed to the sales team"),
+    ("flow", "The signup flow sends a welcome email", "The checkout flow sends a welcome email"),
+    ("file", "`src/api/auth.py` defines the login route",
+     "`src/api/users.py` defines the login route"),
+    ("environment first", "In staging, the billing service runs on port 8080",
+     "In production, the billing service runs on port 8080"),
+    ("environment last", "The NEW_CHECKOUT flag is enabled in staging",
+     "The NEW_CHECKOUT flag is enabled in production"),
+    ("imperative object", "Run the unit tests with pytest -x",
+     "Run the integration tests with pytest -x"),
+    ("imperative target", "Restart the worker after every deploy",
+     "Restart the scheduler after every deploy"),
+    ("scope phrase", "Retries are disabled for webhooks", "Retries are disabled for emails"),
+    ("identifier subject", "The orders_v2 table is partitioned by day",
+     "The events_v2 table is partitioned by day"),
+    ("two-word subject", "The frontend uses pnpm", "The admin dashboard uses pnpm"),
+    ("subject and value", "The frontend listens on port 3000",
+     "The backend listens on port 3001"),
+]  # fmt: skip
+
+#: (kind, old, new): the object said of the same subject swapped: an update.
+OBJECT_SWAPS = [
+    ("choice", "Always use double quotes", "Always use single quotes"),
+    ("preference", "The team prefers tabs", "The team prefers spaces"),
+    ("copula", "The default branch is main", "The default branch is develop"),
+    ("passive agent", "Formatting is done by black", "Formatting is done by ruff"),
+    ("destination", "Errors are reported to Sentry", "Errors are reported to Rollbar"),
+    ("language", "The billing service is written in Go", "The billing service is written in Rust"),
+    ("label", "Package manager: npm", "Package manager: pnpm"),
+    ("two words", "Authentication uses session cookies", "Authentication uses bearer tokens"),
+    ("marked by 'now'", "The Payments team owns billing", "The Platform team now owns billing"),
+    ("marked by 'instead'", "Sentry reports the errors", "Rollbar reports the errors instead"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "first", "second"), ANOTHER_SUBJECT, ids=[k for k, _, _ in ANOTHER_SUBJECT]
+)
+def test_another_subject_is_another_statement(kind, first, second):
+    assert compare(first, second) == "different", (claim(first), claim(second))
+    assert compare(second, first) == "different"
+    assert compare(first, second, far=True) != "update"
+
+
+@pytest.mark.parametrize(("kind", "old", "new"), OBJECT_SWAPS, ids=[k for k, _, _ in OBJECT_SWAPS])
+def test_the_object_swapped_is_an_update(kind, old, new):
+    assert compare(old, new) == "update", (claim(old), claim(new))
+
+
+def test_a_one_word_swap_is_the_classifiers_to_place():
+    assert word_swapped("The app uses Sentry", "The app uses Rollbar")
+    assert word_swapped("The frontend uses pnpm", "The backend uses pnpm")
+    assert not word_swapped("The API listens on port 8080", "The API listens on port 9090")
+    assert not word_swapped("Tests must hit the network", "Tests must not hit the network")
 
 
 @pytest.mark.parametrize(("kind", "old", "new"), UPDATES, ids=[k for k, _, _ in UPDATES])

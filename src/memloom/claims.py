@@ -98,7 +98,7 @@ _STOPWORDS = (
     and or but if when while where which who whom whose what how why there here we our
     ours us you your yours they them their theirs he she his her i me my mine one ones
     all any each every some both either also too very just only really quite rather
-    now currently today nowadays anymore already still yet instead again always usually
+    now currently today nowadays anymore longer already still yet instead again always usually
     often sometimes ever new newly latest recently lately set setting configured
     please note noted use uses used using run runs ran running"""
     )
@@ -154,6 +154,10 @@ _TOKEN = re.compile(
 #: ``snake_case``, anything with digits, ``CamelCase``, ``dotted.names``, and ``ALL_CAPS``
 #: of five letters or more (``DB``, ``API``, ``AWS`` are acronyms: words).
 _IDENTIFIER = re.compile(r"_|\d|[a-z][A-Z]|^[A-Z]{5,}$|\.[a-z]")
+
+
+#: An HTTP method in capitals names an endpoint ("GET /health"), not the verb "get".
+_HTTP_METHODS = frozenset(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
 
 
 class Claim:
@@ -231,7 +235,7 @@ def claim(text: str) -> Claim:
             tokens.append("¬")
             kinds.append("neg")
             return
-        if _IDENTIFIER.search(raw.strip("'’-")):
+        if _IDENTIFIER.search(raw.strip("'’-")) or raw in _HTTP_METHODS:
             value("id", bare)
             return
         if flat in _STATE_WORDS:
@@ -372,6 +376,8 @@ def compare(old: str, new: str, *, far: bool = False) -> Change:
         if not far or _is_value(a, x) or _is_value(b, y) or (x in a.names and y in b.names):
             return "update"
     values_changed = a.values != b.values or a.negations % 2 != b.negations % 2
+    if replaced == "object" and values_changed and not far and _only_replaced(a, b):
+        return "update"  # "runs on CircleCI" -> "runs on GitHub Actions"
     if not values_changed:
         # Words said of the subject replaced by others ("session cookies" -> "bearer
         # tokens"): the newer statement, not a paraphrase to merge away.
@@ -419,11 +425,10 @@ def _replaced(a: Claim, b: Claim) -> Literal["subject", "object"] | None:
     """What the spans ``b`` puts in place of ``a``'s name, synonyms and inflections
     aside: the subject (:func:`another_subject`), only what is said of it, or nothing."""
     found: Literal["object"] | None = None
-    left = [i for i, t in enumerate(a.tokens) if not _function_word(a, i, t)]
-    right = [i for i, t in enumerate(b.tokens) if not _function_word(b, i, t)]
+    left, right, opcodes = _aligned(a, b)
     ta, tb = [a.tokens[i] for i in left], [b.tokens[i] for i in right]
     verbs: tuple[int | None, int | None] | None = None
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag != "replace" or _paraphrased(ta[i1:i2], tb[j1:j2]):
             continue
         kinds = {a.kinds[left[k]] for k in range(i1, i2)}
@@ -437,6 +442,28 @@ def _replaced(a: Claim, b: Claim) -> Literal["subject", "object"] | None:
         if _subject_span(a, b, span_a, span_b, verbs, kinds):
             return "subject"
     return found
+
+
+def _aligned(
+    a: Claim, b: Claim
+) -> tuple[list[int], list[int], list[tuple[str, int, int, int, int]]]:
+    """The two statements' words aligned (function words and negations aside): the
+    token indices of each, and the edit operations from one to the other."""
+    left = [i for i, t in enumerate(a.tokens) if not _function_word(a, i, t)]
+    right = [i for i, t in enumerate(b.tokens) if not _function_word(b, i, t)]
+    ta, tb = tuple(a.tokens[i] for i in left), tuple(b.tokens[i] for i in right)
+    return left, right, _opcodes(ta, tb)
+
+
+@lru_cache(maxsize=8192)
+def _opcodes(ta: tuple[str, ...], tb: tuple[str, ...]) -> list[tuple[str, int, int, int, int]]:
+    return SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes()
+
+
+def _only_replaced(a: Claim, b: Claim) -> bool:
+    """Whether the statements differ only by spans put in place of others (no word
+    added or left out): the same sentence with its object said otherwise."""
+    return all(tag in ("equal", "replace") for tag, *_ in _aligned(a, b)[2])
 
 
 def _function_word(c: Claim, i: int, token: str) -> bool:
@@ -482,21 +509,26 @@ def _subject_span(
     statements are about (see :func:`another_subject`)."""
     words_a, words_b = a.tokens[slice(*span_a)], b.tokens[slice(*span_b)]
     plain = kinds <= {"word"}
-    if plain and sentence.same_scope_group(words_a, words_b):
+    if kinds <= {"word", "id"} and sentence.same_scope_group(words_a, words_b):
         return True
     (p1, p2), (q1, q2) = span_a, span_b
     va, vb = verbs
     if p1 == va or q1 == vb:
         return False  # the verb itself: another way to say it, or another act on it
+    if max(p1, q1) <= 2 and _leading_phrase(a.tokens) and _leading_phrase(b.tokens):
+        return True  # where a statement holds, said first: "Inside Docker, …" / "On WSL, …"
     strong, now = _marked_change(a, b)
     named = all(w in a.names for w in words_a) and all(w in b.names for w in words_b)
-    replaced = strong or (now and (named or not plain))
-    if ((va is not None and p1 < va) or (vb is not None and q1 < vb)) and not replaced:
+    if strong or (now and (named or not plain)):
+        return False  # "… instead", "X now owns billing": said as a change
+    if (va is not None and p1 < va) or (vb is not None and q1 < vb):
         return True
-    if replaced:
-        return False
-    if va is not None and _choosing(a.tokens, va):
-        return False  # what is used, preferred, pinned: "Use single quotes" is a choice
+    verb = None if va is None else _lexical(a.tokens, va)
+    direct = verb is not None and all(
+        t in sentence.DETERMINERS for t in a.tokens[verb + 1 : p1]
+    )  # the span is the verb's object: "owns the Helm charts", "use single quotes"
+    if direct and verb is not None and sentence.choice_verb(a.tokens[verb]):
+        return False  # what is used, preferred, pinned: a choice, and a new one
     # A word that qualifies a noun both share: "the finance team", "the refunds table".
     if "num" not in kinds and p2 < len(a.tokens) and q2 < len(b.tokens):
         following = a.tokens[p2]
@@ -508,14 +540,38 @@ def _subject_span(
             and p2 != va
         ):
             return True
-    # The object of an imperative that acts on a thing: "Restart the worker …".
-    if va == 0 and vb == 0:
-        between = a.tokens[1:p1]
-        if all(t in sentence.DETERMINERS for t in between):
-            return True
+    # The object of a verb that acts on a thing ("owns the Helm charts", "Restart the
+    # worker"): another thing acted on. An imperative's, whatever it is ("Do not edit
+    # `client.py`"); a statement's when it is words (a key read is a value: "reads
+    # settings.api_key").
+    if direct and verb == va and (plain or va == 0):
+        return True
+    if direct and va == 0 and vb == 0:
+        return True
     # Right after a preposition of scope: "disabled for webhooks", "sent after signup".
     before_a = _preceding(a.tokens, p1)
     return before_a in sentence.SCOPE_PREPOSITIONS and before_a == _preceding(b.tokens, q1)
+
+
+def _leading_phrase(tokens: tuple[str, ...]) -> bool:
+    prepositions = sentence.PREPOSITIONS | sentence.SCOPE_PREPOSITIONS
+    return bool(tokens) and tokens[0] in prepositions
+
+
+def _lexical(tokens: tuple[str, ...], verb: int) -> int | None:
+    """The verb that carries the meaning of the phrase at ``verb``: itself, or the verb
+    an auxiliary leads to ("must not hit", "do not edit"); None for a copula before its
+    complement ("is main"). A passive ("is tested") has no object to read."""
+    if tokens[verb] not in sentence.AUXILIARIES:
+        return verb
+    for j in range(verb + 1, min(len(tokens), verb + 4)):
+        word = tokens[j]
+        if word in sentence.AUXILIARIES or word in sentence.ADVERBS:
+            continue
+        if sentence.verb_form(word) and not (tokens[verb] in sentence.COPULAS and verb > 0):
+            return j
+        return None
+    return None
 
 
 def _choosing(tokens: tuple[str, ...], verb: int) -> bool:

@@ -17,7 +17,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 __all__ = [
+    "ADVERBS",
+    "AUXILIARIES",
     "CHANGE_MARKERS",
+    "COPULAS",
     "DETERMINERS",
     "PREPOSITIONS",
     "SCOPE_PREPOSITIONS",
@@ -54,7 +57,25 @@ _VERBS = _words(
     skip sleep sort spawn speak split start stay stop store stream stub submit subscribe
     support sync take talk target test throttle throw time timeout track trace transform
     transpile trigger trust try turn unlock update upgrade upload use validate verify wait
-    warn watch wrap write"""
+    warn watch wrap write
+    access adjust analyze annotate approve assert attach audit avoid await bootstrap
+    broadcast calculate capture clean cleanup combine compare complete compute confirm
+    consider contribute coordinate correct count crawl debug declare decide delegate
+    deliver design destroy develop diff disallow dispatch document download drive dump
+    duplicate edit embed emulate escape evaluate exclude expand explain extract fallback
+    fetch find finish flatten forbid freeze gather grow guard guess help hide host
+    identify increase decrease initialize inspect instrument integrate introduce isolate
+    join keep kick know label leave lift lint maintain mark measure migrate mind
+    minimize modify mutate name normalize observe obtain offer omit operate orchestrate
+    order organize own pack paginate pair perform persist pick place plan play poll
+    precompute prefix prepare preserve prevent print probe profile prompt propagate
+    prove prune purge query quote rate reads rebuild recover reduce refactor reference
+    reindex reject relate remember render repair repeat reproduce resize restrict
+    retain review revert rewrite roll sample sanitize scale script search secure see
+    separate share shorten shrink signal simulate sleep slice snapshot solve spin stage
+    stamp standardize state step strip structure style suppress swap tag tail teach
+    tear tell terminate think tie tolerate touch translate treat trim truncate tune
+    unpack unset unwrap upsert verify version wake walk wipe work yield"""
 )
 #: Past forms of irregular verbs (their -s and -ing forms are made by rule).
 _IRREGULAR = _words(
@@ -64,10 +85,15 @@ _IRREGULAR = _words(
     thought threw thrown won hung fed hid hidden bound hit let split spent"""
 )
 #: Auxiliaries, copulas and modals: where a statement's verb phrase begins.
-_AUXILIARIES = _words(
+AUXILIARIES = _words(
     """is are was were be been being am has have had will would shall should can could
     may might must does do did gets get got ¬"""
 )
+#: A form of "be" before a participle: the passive ("is tested on macOS"), whose
+#: subject is what is acted on.
+COPULAS = _words("is are was were be been being am gets get got")
+#: Words that stand before a verb as its subject, as a plural noun does ("we use").
+_PRONOUNS = _words("we they you i people")
 #: Verbs whose object is the value chosen: "use pnpm" -> "use npm" is a new choice,
 #: where "restart the worker" -> "restart the scheduler" is another thing done.
 _CHOICE_VERBS = _words(
@@ -139,7 +165,7 @@ def _inflected() -> frozenset[str]:
 
 def verb_form(word: str) -> bool:
     """Whether ``word`` may be a verb (one of the list, inflected) or an auxiliary."""
-    return word in _AUXILIARIES or word in _inflected()
+    return word in AUXILIARIES or word in _inflected()
 
 
 def choice_verb(word: str) -> bool:
@@ -155,13 +181,16 @@ def is_scope_word(word: str) -> bool:
 
 
 def same_scope_group(left: Sequence[str], right: Sequence[str]) -> bool:
-    """Whether every word on both sides names a scope of one group (staging/production)."""
-    if not left or not right:
-        return False
-    return any(all(w in group for w in (*left, *right)) for group in _SCOPE_GROUPS)
+    """Whether each side names another scope of one group: "staging" / "production",
+    "the demo environment" / "production", "unit" / "integration"."""
+    for group in _SCOPE_GROUPS:
+        ours, theirs = group.intersection(left), group.intersection(right)
+        if ours and theirs and ours != theirs:
+            return True
+    return False
 
 
-_ADVERBS = _words(
+ADVERBS = _words(
     """always never usually often sometimes now currently still also only just first
     then already automatically manually locally globally"""
 )
@@ -182,14 +211,14 @@ def main_verb(tokens: Sequence[str], plain: Sequence[bool]) -> int | None:
         if not plain[i]:
             previous = word
             continue
-        if word in _ADVERBS:
+        if word in ADVERBS:
             continue
-        if word in _AUXILIARIES:
+        if word in AUXILIARIES:
             return i
         if word in _inflected() and previous not in DETERMINERS | PREPOSITIONS:
             first = previous == ""
             base = word in _VERBS
-            following = next((t for t in tokens[i + 1 :] if t not in _ADVERBS), "")
+            following = next((t for t in tokens[i + 1 :] if t not in ADVERBS), "")
             if first and base and _noun_first(tokens, plain, i, following):
                 previous = word
                 continue  # "Test coverage must stay …", "Cache keys are …"
@@ -199,6 +228,9 @@ def main_verb(tokens: Sequence[str], plain: Sequence[bool]) -> int | None:
             if not base and word.endswith("s") and verb_form(following):
                 previous = word
                 continue  # "unit tests run", "build logs are"
+            if base and not first and not _subject_before(previous):
+                previous = word
+                continue  # "the nightly backup job runs": a noun before a noun
             if first or not word.endswith("ing"):
                 return i
         previous = word
@@ -213,4 +245,15 @@ def _noun_first(tokens: Sequence[str], plain: Sequence[bool], i: int, following:
     j = tokens.index(following, i + 1)
     if not plain[j]:
         return False
-    return any(t in _AUXILIARIES for t in tokens[j + 1 :])
+    return any(t in AUXILIARIES for t in tokens[j + 1 :])
+
+
+def _subject_before(previous: str) -> bool:
+    """Whether a base form after ``previous`` may be a verb: after a plural noun, a
+    pronoun, "to" or an auxiliary ("tests run", "we use", "to deploy", "must run")."""
+    return (
+        previous.endswith("s")
+        or previous in _PRONOUNS
+        or previous in AUXILIARIES
+        or previous == "to"
+    )
