@@ -420,3 +420,16 @@ def test_a_backup_carries_what_was_read_and_a_restored_store_follows_on(box, tmp
         assert restored.import_native(["claude-code"]).expired == 1
     finally:
         restored.close()
+
+
+def test_notes_about_two_subjects_are_two_memories(box):
+    """Issue 40: Claude's note on the frontend and Qwen's on the backend, one word apart,
+    are both kept: another subject is never read as the same note's new value."""
+    note = "---\nname: {0}-pnpm\nmetadata:\n  type: project\n---\n\n{1}\n"
+    frontend = "The frontend uses pnpm for package management"
+    backend = "The backend uses pnpm for package management"
+    box.write(box.claude / "frontend-pnpm.md", note.format("frontend", frontend))
+    box.write(box.qwen / "backend-pnpm.md", note.format("backend", backend))
+    report = box.run("claude-code", "qwen-code")
+    assert report.added == 2 and report.versioned == 0
+    assert sorted(m.text for m in box.memories()) == [backend, frontend]
