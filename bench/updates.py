@@ -655,6 +655,8 @@ def write(m: Any, path: str, text: str, project: str) -> str:
         r = m.store({"entries": [{"text": text, "project": project}]})
         if r.merged or r.deduplicated:
             return "merged"
+        if r.versioned:
+            return "versioned"
         return "conflict" if r.conflicts else "stored"
     return m.save({"text": text, "project": project}).outcome
 

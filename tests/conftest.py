@@ -86,7 +86,19 @@ def engine(tmp_path, backend, monkeypatch) -> Iterator[memloom.Memloom]:
     """
     for name in _MEMLOOM_ENV:
         monkeypatch.delenv(name, raising=False)
-    m = memloom.open(home=str(tmp_path), database_url=backend)
+    yield from _opened(tmp_path, backend)
+
+
+@pytest.fixture
+def offline_engine(tmp_path, backend, monkeypatch) -> Iterator[memloom.Memloom]:
+    """``engine`` with no LLM (``MEMLOOM_LLM=offline``): ``save`` decides by the distance
+    bands, and texts are embedded by the real local model, as for a user with no API key."""
+    monkeypatch.setenv("MEMLOOM_LLM", "offline")
+    yield from _opened(tmp_path, backend)
+
+
+def _opened(home: Path, backend: str) -> Iterator[memloom.Memloom]:
+    m = memloom.open(home=str(home), database_url=backend)
     try:
         yield m
     finally:

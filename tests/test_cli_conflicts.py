@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 import memloom
 from tests.test_cli import cli
 
@@ -94,3 +96,48 @@ def test_auto_runs_the_judge_over_the_queue(capsys, tmp_path, monkeypatch):
         resolved = m.conflicts("resolved").conflicts
         assert {c.id for c in resolved} == set(ids)
         assert all(c.existing.status == "expired" for c in resolved)
+
+
+FRONTEND = "The frontend uses pnpm for package management"
+BACKEND = "The backend uses pnpm for package management"
+
+
+def test_a_subject_swap_pair_is_listed_and_shown_with_both_texts(capsys, tmp_path):
+    """The same tool said of another component: each side's text is there to compare."""
+    with memloom.open(home=str(tmp_path)) as m:
+        m.store({"entries": [{"text": FRONTEND, "embedding": vec(0)}]})
+        cid = m.store({"entries": [{"text": BACKEND, "embedding": vec(40)}]}).conflicts[0]
+    code, out, _ = cli(capsys, tmp_path, "conflicts", "list")
+    assert code == 0 and FRONTEND in out and BACKEND in out
+    code, out, _ = cli(capsys, tmp_path, "conflicts", "show", cid.conflict_id)
+    assert code == 0 and FRONTEND in out and BACKEND in out
+    code, out, _ = cli(capsys, tmp_path, "conflicts", "--json")
+    (doc,) = json.loads(out)["conflicts"]
+    assert (doc["new"]["text"], doc["existing"]["text"]) == (BACKEND, FRONTEND)
+    assert (doc["new"]["id"], doc["existing"]["id"]) == (cid.new_id, cid.existing_id)
+
+
+@pytest.mark.slow
+def test_kept_both_from_the_cli_is_not_flagged_again(capsys, tmp_path, monkeypatch):
+    """``conflicts resolve ID --keep both``, then the new side's words saved again after
+    it expired: added, and nothing pending (it used to be flagged again)."""
+    monkeypatch.setenv("MEMLOOM_LLM", "offline")
+    billing = "The billing service runs on port 8081 in staging"
+    nginx = "The billing service runs on port 9090 in staging behind the nginx proxy"
+    code, out, _ = cli(capsys, tmp_path, "save", billing, "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "added"
+    code, out, _ = cli(capsys, tmp_path, "save", nginx, "--json")
+    saved = json.loads(out)
+    assert saved["outcome"] == "conflict"
+    cid = saved["conflicts"][0]["conflict_id"]
+    code, out, _ = cli(capsys, tmp_path, "conflicts", "resolve", cid, "--keep", "both")
+    assert code == 0 and "keep_both" in out
+    code, _, _ = cli(capsys, tmp_path, "expire", saved["id"])
+    assert code == 0
+    code, out, _ = cli(capsys, tmp_path, "save", nginx, "--json")
+    again = json.loads(out)
+    assert (code, again["outcome"], again["conflicts"]) == (0, "added", [])
+    code, out, _ = cli(capsys, tmp_path, "conflicts", "--json")
+    assert json.loads(out)["total"] == 0
+    code, out, _ = cli(capsys, tmp_path, "conflicts", "list", "--status", "resolved", "--json")
+    assert [c["id"] for c in json.loads(out)["conflicts"]] == [cid]

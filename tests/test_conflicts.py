@@ -96,3 +96,75 @@ def test_resolution_errors(m, conflict):
     m.resolve(cid, {"action": "keep_both"})
     with pytest.raises(ConflictStateError):
         m.resolve(cid, {"action": "keep_new"})
+
+
+# ---------------------------------------------------------------- settled as both true
+
+OLD = "deploys run on Fridays"
+
+
+def test_a_pair_kept_both_is_not_flagged_again(m, conflict):
+    """Resolved as both true, the two beliefs are not flagged again: not when both are
+    stored again, nor when the new one's words come back (after it expired) beside the
+    other's next version. A third statement in the band is still flagged."""
+    old, new, cid = conflict
+    m.resolve(cid, {"action": "keep_both"})
+    twice = m.store(
+        {"entries": [{"text": OLD, "embedding": vec(0)}, {"text": NEW, "embedding": vec(40)}]}
+    )
+    assert (twice.merged, twice.conflicts) == (2, [])
+
+    version = m.store({"entries": [{"text": f"{OLD} at 10:00", "embedding": vec(5)}]})
+    assert [(v.id, v.old_id) for v in version.versioned] == [(version.ids[0], old)]
+    m.expire({"ids": [new]})
+    back = m.store({"entries": [{"text": NEW, "embedding": vec(40)}]})  # 0.18 from the version
+    assert (back.stored, back.conflicts) == (1, [])
+    assert m.conflicts("pending").total == 0
+
+    other = "deploys are rolled back by the on-call engineer"
+    third = m.store({"entries": [{"text": other, "embedding": vec(-30)}]})
+    assert [(c.new_id, c.existing_id) for c in third.conflicts] == [(third.ids[0], version.ids[0])]
+    assert m.conflicts("pending").total == 1
+
+
+@pytest.mark.parametrize("action", ["keep_existing", "keep_new"])
+def test_only_keep_both_settles_the_pair_for_later_writes(m, conflict, action):
+    """One side chosen over the other: the loser's words said again contradict the
+    winner again, and are flagged again."""
+    old, new, cid = conflict
+    m.resolve(cid, {"action": action})
+    loser_text, loser_vec, winner = (NEW, vec(40), old)
+    if action == "keep_new":
+        loser_text, loser_vec, winner = (OLD, vec(0), new)
+    back = m.store({"entries": [{"text": loser_text, "embedding": loser_vec}]})
+    assert [(c.new_id, c.existing_id) for c in back.conflicts] == [(back.ids[0], winner)]
+
+
+def test_reverting_keep_both_lets_the_pair_be_flagged_again(m, conflict):
+    old, new, cid = conflict
+    m.resolve(cid, {"action": "keep_both"})
+    m.revert(cid)
+    m.expire({"ids": [new]})
+    back = m.store({"entries": [{"text": NEW, "embedding": vec(40)}]})
+    assert [(c.new_id, c.existing_id) for c in back.conflicts] == [(back.ids[0], old)]
+
+
+#: Another port and more besides, 0.29 apart with the local model: a conflict on every
+#: path (``save`` too: not just a value changed).
+BILLING = "The billing service runs on port 8081 in staging"
+BILLING_NGINX = "The billing service runs on port 9090 in staging behind the nginx proxy"
+
+
+@pytest.mark.slow
+def test_save_does_not_flag_a_pair_kept_both_again(offline_engine):
+    local = offline_engine
+    first = local.save({"text": BILLING})
+    second = local.save({"text": BILLING_NGINX})
+    assert second.outcome == "conflict"
+    local.resolve(second.conflicts[0].conflict_id, {"action": "keep_both"})
+    assert local.save({"text": BILLING_NGINX}).outcome == "merged"
+    local.expire({"ids": [second.id]})
+    again = local.save({"text": BILLING_NGINX})
+    assert (again.outcome, again.conflicts) == ("added", [])
+    assert local.get(first.id).status == "active"
+    assert local.conflicts("pending").total == 0

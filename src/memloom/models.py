@@ -271,6 +271,15 @@ class ConflictInfo(BaseModel):
     distance: float
 
 
+class VersionedInfo(BaseModel):
+    """An entry ``store`` made the next version of an existing memory: ``id`` is the new
+    version (in ``ids``, counted in ``stored``), ``old_id`` the memory it replaced, now
+    stale (``supersede(old_id, id)`` after it is a no-op)."""
+
+    id: str
+    old_id: str
+
+
 class StoreResponse(BaseModel):
     stored: int = 0
     merged: int = 0
@@ -278,6 +287,7 @@ class StoreResponse(BaseModel):
     total_memories: int = 0
     ids: list[str] = Field(default_factory=list)
     conflicts: list[ConflictInfo] = Field(default_factory=list)
+    versioned: list[VersionedInfo] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- recall

@@ -6,7 +6,9 @@ projects, with expiries in the past and future and entries without a vector. The
 same batch is written twice into the same starting store, on both backends: once by
 :func:`write_banded_many`, once by an oracle that is the old loop (one
 ``find_by_hash`` and one single-query ``vector_search`` per entry, each entry seeing
-every earlier one). Outcomes, conflicts and every row afterwards must agree.
+every earlier one). Outcomes, conflicts and every row afterwards must agree, under
+``save``'s rule (a changed value in the conflict band or a little further is a new
+version) and under ``store``'s (only in the duplicate band).
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memloom.core.beliefs import Banded, write_banded, write_banded_many
+from memloom.core.beliefs import (
+    DEDUP_DISTANCE,
+    Banded,
+    Settled,
+    write_banded,
+    write_banded_many,
+)
 from memloom.core.context import CoreContext
 from memloom.core.writes import Draft, Neighbour, Writer
 from memloom.hashing import content_hash
@@ -91,6 +99,8 @@ def _case(seed: int, now: float) -> tuple[list[MemoryRow], list[Draft]]:
                 vec = base_vec if base_vec is not None else vec
             elif base_vec is not None:
                 band = 0.25 if kind.startswith("conflict") else 0.05
+                if kind.startswith("update") and rng.random() < 0.4:
+                    band = 0.25  # a changed value in the conflict band: store's rule differs
                 vec = _at_distance(rng, base_vec, band + float(rng.uniform(-0.03, 0.03)))
                 if kind.startswith("dup"):  # the same claim, said again
                     text = f"{base.text} indeed"
@@ -117,7 +127,7 @@ def _case(seed: int, now: float) -> tuple[list[MemoryRow], list[Draft]]:
     return initial, drafts
 
 
-def _one_by_one(writer: Writer, draft: Draft, now: float) -> Banded:
+def _one_by_one(writer: Writer, draft: Draft, now: float, beyond: bool) -> Banded:
     """The entry-by-entry write the batch replaces (memloom 222fe00's write_banded):
     exact hash, then the nearest five by one single-query search, then the bands."""
     store = writer.store
@@ -131,7 +141,7 @@ def _one_by_one(writer: Writer, draft: Draft, now: float) -> Banded:
         hits = store.vector_search(draft.vec, 5, flt)
         rows = {r.id: r for r in store.get_many([h[0] for h in hits])}
         neighbours = [Neighbour(rows[m], s) for m, s in hits if m in rows]
-    return write_banded(writer, draft, now, neighbours)
+    return write_banded(writer, draft, now, neighbours, versions_beyond_duplicates=beyond)
 
 
 def _reset(store: Store, initial: list[MemoryRow]) -> None:
@@ -143,12 +153,17 @@ def _reset(store: Store, initial: list[MemoryRow]) -> None:
             store.insert(row)
 
 
-def _run(store: Store, writer: Writer, drafts: list[Draft], now: float, batched: bool) -> dict:
+def _run(
+    store: Store, writer: Writer, drafts: list[Draft], now: float, batched: bool, beyond: bool
+) -> dict:
+    replaced: list[str | None] = []
     with store.transaction():
         if batched:
-            results = write_banded_many(writer, drafts, now)
+            settled = write_banded_many(writer, drafts, now, versions_beyond_duplicates=beyond)
+            results: list[Banded] = [(o, m, c) for o, m, c, _ in settled]
+            replaced = [r for *_, r in settled]
         else:
-            results = [_one_by_one(writer, d, now) for d in drafts]
+            results = [_one_by_one(writer, d, now, beyond) for d in drafts]
     # New rows are named by the entry that made them; the starting rows keep their ids.
     names = {
         mid: f"entry-{i}"
@@ -176,6 +191,12 @@ def _run(store: Store, writer: Writer, drafts: list[Draft], now: float, batched:
     recorded = sorted(
         (name(c.new_id), name(c.existing_id), c.status, c.reason) for c in store.all_conflicts()
     )
+    # The batch names the memory each version replaced: the row that now points to it.
+    for (outcome, mid, _), old in zip(results, replaced, strict=False):
+        assert (old is not None) == (outcome == "versioned")
+        if old is not None:
+            assert rows[name(old)]["superseded_by"] == name(mid)
+            assert rows[name(old)]["status"] == "stale"
     return {"outcomes": outcomes, "conflicts": conflicts, "rows": rows, "recorded": recorded}
 
 
@@ -187,17 +208,20 @@ def _distances_close(a: list[tuple], b: list[tuple]) -> None:
         assert x[4] == pytest.approx(y[4], abs=1.5e-6)
 
 
+@pytest.mark.parametrize("beyond", [True, False], ids=["save-rule", "store-rule"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_a_batch_writes_exactly_what_entry_by_entry_writes_would(engine, seed: int) -> None:
+def test_a_batch_writes_exactly_what_entry_by_entry_writes_would(
+    engine, seed: int, beyond: bool
+) -> None:
     store = engine.backend
     writer = Writer(CoreContext(engine.settings, store, engine.embedder))
     now = time.time()
     initial, drafts = _case(seed, now)
 
     _reset(store, initial)
-    one_by_one = _run(store, writer, drafts, now, batched=False)
+    one_by_one = _run(store, writer, drafts, now, batched=False, beyond=beyond)
     _reset(store, initial)
-    batched = _run(store, writer, drafts, now, batched=True)
+    batched = _run(store, writer, drafts, now, batched=True, beyond=beyond)
 
     assert batched["outcomes"] == one_by_one["outcomes"]
     _distances_close(batched["conflicts"], one_by_one["conflicts"])
@@ -212,6 +236,40 @@ def test_a_batch_writes_exactly_what_entry_by_entry_writes_would(engine, seed: i
     assert any(o != "stored" and target.startswith("init-") for o, target in outcomes)
     assert any(c[2].startswith("entry-") for c in batched["conflicts"])
     assert any(c[2].startswith("init-") for c in batched["conflicts"])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_store_rule_versions_only_in_the_duplicate_band(engine, seed: int) -> None:
+    """The same batch under both rules: under ``store``'s every version replaced a row
+    nearer than 0.15, and a changed value ``save``'s rule versions in the conflict band
+    is stored and flagged instead."""
+    store = engine.backend
+    writer = Writer(CoreContext(engine.settings, store, engine.embedder))
+    now = time.time()
+    initial, drafts = _case(seed, now)
+    settled: dict[bool, list[Settled]] = {}
+    for beyond in (True, False):
+        _reset(store, initial)
+        with store.transaction():
+            settled[beyond] = write_banded_many(
+                writer, drafts, now, versions_beyond_duplicates=beyond
+            )
+        if beyond:
+            continue
+        replaced = [(d, s) for d, s in zip(drafts, settled[beyond], strict=True) if s.replaced]
+        assert replaced, "the planted duplicate-band updates made versions"
+        vectors = store.embeddings_for([s.replaced for _, s in replaced if s.replaced])
+        for draft, s in replaced:
+            assert draft.vec is not None and s.replaced is not None
+            assert 1.0 - float(draft.vec @ vectors[s.replaced]) < DEDUP_DISTANCE + 1e-5
+    changed = [
+        after
+        for before, after in zip(settled[True], settled[False], strict=True)
+        if before.outcome == "versioned" and after.outcome == "stored"
+    ]
+    assert changed, "a conflict-band update was planted"
+    flagged = [c for s in changed for c in s.conflicts]
+    assert flagged and all(store.get_conflict(c.conflict_id).status == "pending" for c in flagged)
 
 
 def test_store_reports_a_batch_as_entry_by_entry_requests_would(engine) -> None:

@@ -99,6 +99,27 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     assert {"total_memories", "active_count", "expired_count"} <= set(stats)
 
 
+def test_store_reports_a_version_and_supersede_after_it_is_a_no_op(api):
+    """A changed port in the duplicate band (0.03 with the local model): the answer names
+    the version and the memory it replaced; Distill's supersede of the pair answers as
+    it would, and the old version stays stale (not expired)."""
+    project = unique("versioned")
+    entry = {"text": "The billing service runs on port 8081", "project": project}
+    first = api.post("/v1/memory/store", json={"entries": [entry]}).json()
+    assert first["versioned"] == []
+    old_id = first["ids"][0]
+    entry["text"] = "The billing service runs on port 8082"
+    doc = api.post("/v1/memory/store", json={"entries": [entry]}).json()
+    new_id = doc["ids"][0]
+    assert (doc["stored"], doc["conflicts"]) == (1, [])
+    assert doc["versioned"] == [{"id": new_id, "old_id": old_id}]
+    done = api.post("/v1/memory/supersede", json={"old_id": old_id, "new_id": new_id})
+    assert done.status_code == 200 and done.json() == {"superseded": True}
+    old = api.get(f"/v1/memories/{old_id}").json()
+    assert (old["status"], old["superseded_by"]) == ("stale", new_id)
+    assert api.get(f"/v1/memories/{new_id}").json()["status"] == "active"
+
+
 def test_distill_caller_embeddings_and_older_than(tmp_path_factory, backend):
     """A store that only ever sees caller vectors (Distill's own usage), on its own daemon."""
     from tests.server.conftest import db_env, start_daemon, stop
@@ -315,6 +336,18 @@ def test_status_health_openapi_and_docs(api):
         assert route in spec["paths"], route
     schemas = spec["components"]["schemas"]
     assert "examples" in schemas["StoreEntry"] and "StoreResponse" in schemas
+    answer = schemas["StoreResponse"]["properties"]
+    assert set(answer) == {
+        "stored",
+        "merged",
+        "deduplicated",
+        "total_memories",
+        "ids",
+        "conflicts",
+        "versioned",
+    }
+    assert answer["versioned"]["items"] == {"$ref": "#/components/schemas/VersionedInfo"}
+    assert schemas["VersionedInfo"]["required"] == ["id", "old_id"]
     assert "text/html" in api.get("/docs").headers["content-type"]
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from memloom.store.base import Store, TeamStore
+from dataclasses import fields
+
+from memloom.store.base import ConflictRow, MemoryRow, Store, TeamStore
 from memloom.store.postgres import PostgresStore
+from memloom.store.sql import CONFLICT_FIELDS, MEMORY_FIELDS
 from memloom.store.sqlite import SQLiteStore
 
 
@@ -21,6 +24,12 @@ def test_both_stores_have_every_store_method():
     for backend in (SQLiteStore, PostgresStore):
         missing = {n for n in _members(Store) if not hasattr(backend, n)}
         assert not missing, (backend.__name__, missing)
+
+
+def test_rows_are_read_in_the_order_of_their_fields():
+    """The shared SQL builds memory and conflict rows from their columns by position."""
+    assert tuple(f.name for f in fields(MemoryRow)) == MEMORY_FIELDS
+    assert tuple(f.name for f in fields(ConflictRow)) == CONFLICT_FIELDS
 
 
 def test_only_the_postgres_store_is_a_team_store(tmp_path, pg_url):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -350,6 +351,32 @@ def test_resolve_offers_undo_in_the_toast_then_revert_stays(page, api, served, p
     expect(toast).to_contain_text(f"Undo failed: conflict {cid} is not resolved")
     assert api.get(f"/v1/conflicts/{cid}").json()["status"] == "pending"
     problems.allowed = ("409",)  # the failed request, as the console reports it
+
+
+def test_a_subject_swap_pair_shows_both_texts(page, api):
+    """The same tool said of another component, stored as a Distill client stores it (its
+    own vectors, 0.23 apart): the card shows each side's text, and keeping both settles
+    it."""
+    frontend = "The frontend uses pnpm for package management"
+    backend = "The backend uses pnpm for package management"
+    dim = api.get("/v1/memory/stats").json()["dimension"]
+
+    def unit(deg: float) -> list[float]:
+        v = [0.0] * dim
+        v[0], v[1] = math.cos(math.radians(deg)), math.sin(math.radians(deg))
+        return v
+
+    for text, deg in ((frontend, 0), (backend, 40)):
+        entry = {"text": text, "embedding": unit(deg), "project": "pnpm-lab"}
+        res = api.post("/v1/memory/store", json={"entries": [entry]}).json()
+    cid = res["conflicts"][0]["conflict_id"]
+    page.goto("/#/conflicts")
+    card = page.locator(f'.conflict[data-id="{cid}"]')
+    expect(card.locator('[data-side="new"]')).to_contain_text(backend)
+    expect(card.locator('[data-side="existing"]')).to_contain_text(frontend)
+    card.locator('[data-action="keep_both"]').click()
+    expect(card).to_have_count(0)
+    assert api.get(f"/v1/conflicts/{cid}").json()["resolution"] == "keep_both"
 
 
 def test_merge_prefills_both_texts(page, served):

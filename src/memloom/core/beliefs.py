@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
@@ -31,7 +31,14 @@ from memloom.core.writes import (
     merge_tags,
 )
 from memloom.hashing import content_hash
-from memloom.models import ConflictInfo, SaveRequest, SaveResponse, StoreRequest, StoreResponse
+from memloom.models import (
+    ConflictInfo,
+    SaveRequest,
+    SaveResponse,
+    StoreRequest,
+    StoreResponse,
+    VersionedInfo,
+)
 from memloom.store.base import MemoryRow
 
 if TYPE_CHECKING:
@@ -68,6 +75,7 @@ __all__ = [
     "Classification",
     "Neighbour",
     "NewBelief",
+    "Settled",
     "band",
     "write_banded",
     "write_banded_many",
@@ -85,18 +93,39 @@ def band(distance: float) -> Band:
 Banded = tuple[BandOutcome, str, list[ConflictInfo]]
 
 
+class Settled(NamedTuple):
+    """One write of :func:`write_banded_many`: :data:`Banded`, and the id of the memory
+    a ``versioned`` write replaced (None otherwise)."""
+
+    outcome: BandOutcome
+    memory_id: str
+    conflicts: list[ConflictInfo]
+    replaced: str | None
+
+
 def write_banded(
-    writer: Writer, draft: Draft, now: float, neighbours: Sequence[Neighbour] | None = None
+    writer: Writer,
+    draft: Draft,
+    now: float,
+    neighbours: Sequence[Neighbour] | None = None,
+    *,
+    versions_beyond_duplicates: bool = True,
 ) -> Banded:
     """One write decided by the distance bands, inside the caller's lock and transaction.
 
     Without ``neighbours``, an exact content match merges first ("merged") and the
     neighbours are looked up here. ``neighbours`` found earlier, outside this
     transaction, are each read again and skipped unless still active.
+    ``versions_beyond_duplicates``: see :func:`_settle` (``save``'s rule by default).
     """
+    beyond = versions_beyond_duplicates
     if neighbours is None:
-        return write_banded_many(writer, [draft], now)[0]
-    outcome, memory_id, conflicts, _, _ = _settle(writer, draft, neighbours, now, writer.active)
+        written = write_banded_many(writer, [draft], now, versions_beyond_duplicates=beyond)
+        outcome, memory_id, conflicts, _ = written[0]
+    else:
+        outcome, memory_id, conflicts, _, _ = _settle(
+            writer, draft, neighbours, now, writer.active, versions_beyond_duplicates=beyond
+        )
     return outcome, memory_id, conflicts
 
 
@@ -112,6 +141,8 @@ def _settle(
     now: float,
     current: Callable[[str], MemoryRow | None],
     reach: bool | None = None,
+    *,
+    versions_beyond_duplicates: bool = True,
 ) -> tuple[BandOutcome, str, list[ConflictInfo], MemoryRow | None, str | None]:
     """The bands over ``neighbours`` (nearest first), each pair read by
     :func:`memloom.claims.compare` first, so that no changed value is merged away:
@@ -119,10 +150,14 @@ def _settle(
     * the nearest in the duplicate band: the same claim merges into it; a changed
       value makes the draft its next version; a changed value and more is stored
       and flagged as a conflict with it;
-    * otherwise the nearest in the conflict band whose claim the draft updates gets
-      the draft as its next version; or, when none is in the bands, the nearest one a
-      little further (``UPDATE_DISTANCE``) whose value or name the draft changes;
-      failing that the draft is stored and the conflict band flagged, as before.
+    * otherwise, with ``versions_beyond_duplicates`` (``save``), the nearest in the
+      conflict band whose claim the draft updates gets the draft as its next version;
+      or, when none is in the bands, the nearest one a little further
+      (``UPDATE_DISTANCE``) whose value or name the draft changes;
+    * failing that the draft is stored and the conflict band flagged (Distill's
+      contract, ``store``'s rule: both stay active until the caller settles it),
+      unless the two beliefs were already settled as both true
+      (:meth:`Writer.flag_conflict`).
 
     ``current(id)`` gives a neighbour's row as it is now, or None to skip it.
     ``reach``: whether the draft states a value or a name (:func:`carries_a_value`,
@@ -146,9 +181,14 @@ def _settle(
                 return "versioned", row.id, [], row, target.id
             flagged[target.id] = "a value changed, and more (distance band)"
     # The conflict band; or, when nothing is that near, the nearest a little further.
-    readable = [(n, False) for n, d in zip(neighbours, dists, strict=True) if band(d) == "conflict"]
+    readable: list[tuple[Neighbour, bool]] = []
+    if versions_beyond_duplicates:
+        readable = [
+            (n, False) for n, d in zip(neighbours, dists, strict=True) if band(d) == "conflict"
+        ]
     if (
-        not readable
+        versions_beyond_duplicates
+        and not readable
         and band(dists[0]) == "distinct"
         and dists[0] < UPDATE_DISTANCE
         and (carries_a_value(draft.text) if reach is None else reach)
@@ -168,8 +208,9 @@ def _settle(
         if reason is None:
             continue
         existing = current(n.row.id)
-        if existing is not None:
-            conflicts.append(writer.record_conflict(row, existing, d, reason, now))
+        info = None if existing is None else writer.flag_conflict(row, existing, d, reason, now)
+        if info is not None:
+            conflicts.append(info)
     return "stored", row.id, conflicts, row, None
 
 
@@ -191,7 +232,9 @@ def version_draft(target: MemoryRow, item: Draft) -> Draft:
     )
 
 
-def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> list[Banded]:
+def write_banded_many(
+    writer: Writer, drafts: Sequence[Draft], now: float, *, versions_beyond_duplicates: bool = True
+) -> list[Settled]:
     """:func:`write_banded` for each draft in turn, with the lookups done for the batch.
 
     The exact-match lookup is one query per project and the store's neighbours one
@@ -199,6 +242,8 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
     through one matrix product. Draft ``i`` then decides over the store's nearest
     plus the rows drafts ``0..i-1`` inserted (same project, unexpired), with every
     row as earlier merges left it: the outcome of writing the drafts one by one.
+    Without ``versions_beyond_duplicates`` (``store``) nothing past the duplicate band
+    becomes a version, so nothing past the conflict band is searched.
     """
     if not drafts:
         return []
@@ -218,7 +263,7 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
     floor = 1.0 - CONFLICT_DISTANCE - 1e-5
     reach = 1.0 - UPDATE_DISTANCE - 1e-5
     vecs = [d.vec for d in drafts]
-    wants = [carries_a_value(d.text) for d in drafts]
+    wants = [versions_beyond_duplicates and carries_a_value(d.text) for d in drafts]
     nearby = writer.neighbours_many(vecs, projects, now, MAX_CANDIDATES, floor, reach, wants)
     mates = _BatchMates(drafts, now, [reach if w else floor for w in wants])
 
@@ -232,24 +277,34 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
             rows[memory_id] = row
             mates.refresh(row)
 
-    out: list[Banded] = []
+    out: list[Settled] = []
     versioned = False  # whether a draft of this batch made a version (and a row stale)
     for i, draft in enumerate(drafts):
         key = (draft.project, hashes[i])
         if key in same and current(same[key]) is not None:
             writer.merge_into(rows[same[key]], draft, now)
             refresh(same[key])
-            out.append(("merged", same[key], []))
+            out.append(Settled("merged", same[key], [], None))
             continue
         found = [Neighbour(rows.setdefault(n.row.id, n.row), n.similarity) for n in nearby[i]]
-        if versioned:
-            # A row an earlier draft versioned is stale now: no candidate, as the store's
-            # own search would not return it (the batch-mates' rows stand in for it).
-            found = [n for n in found if current(n.row.id) is not None]
-        found.extend(Neighbour(rows[m], s) for m, s in mates.nearest(i, MAX_CANDIDATES))
-        found.sort(key=lambda n: -n.similarity)  # stable: the store's rows first on a tie
+        if versioned and any(current(n.row.id) is None for n in found):
+            # A row an earlier draft versioned is stale now, and what lay past it was never
+            # searched for: search again, as entry by entry would (rare). The store holds
+            # the batch's rows by now, so no batch-mate is added.
+            args = (MAX_CANDIDATES, floor, reach, [wants[i]])
+            near = writer.neighbours_many([draft.vec], [draft.project], now, *args)[0]
+            found = [Neighbour(rows.setdefault(n.row.id, n.row), n.similarity) for n in near]
+        else:
+            found.extend(Neighbour(rows[m], s) for m, s in mates.nearest(i, MAX_CANDIDATES))
+            found.sort(key=lambda n: -n.similarity)  # stable: the store's rows first on a tie
         outcome, memory_id, conflicts, new, replaced = _settle(
-            writer, draft, found[:MAX_CANDIDATES], now, current, wants[i]
+            writer,
+            draft,
+            found[:MAX_CANDIDATES],
+            now,
+            current,
+            wants[i],
+            versions_beyond_duplicates=versions_beyond_duplicates,
         )
         if replaced is not None:
             refresh(replaced)  # now stale: no later draft merges into it
@@ -260,7 +315,7 @@ def write_banded_many(writer: Writer, drafts: Sequence[Draft], now: float) -> li
             rows[new.id] = new
             same[key] = new.id
             mates.added(i, new)
-        out.append((outcome, memory_id, conflicts))
+        out.append(Settled(outcome, memory_id, conflicts, replaced))
     return out
 
 
@@ -572,7 +627,9 @@ class Beliefs:
         return BeliefPipeline(writer, self.conflicts, llm, judge=judge, strict=strict)
 
     def store(self, request: StoreRequest | Mapping[str, Any]) -> StoreResponse:
-        """``POST /v1/memory/store``: bulk writes with Distill's distance bands."""
+        """``POST /v1/memory/store``: bulk writes with Distill's distance bands. Only the
+        duplicate band makes a new version (reported in ``versioned``); the conflict band
+        is stored and flagged, both active; past the bands an entry is simply stored."""
         req = as_model(StoreRequest, request)
         now = time.time()
         vectors = self.embedding.prepare(req.entries)
@@ -598,7 +655,8 @@ class Beliefs:
         store = self.ctx.store
         with self.ctx.lock, store.transaction():
             store.expire_due(now)
-            for outcome, memory_id, conflicts in write_banded_many(self.writer, drafts, now):
+            written = write_banded_many(self.writer, drafts, now, versions_beyond_duplicates=False)
+            for outcome, memory_id, conflicts, replaced in written:
                 out.ids.append(memory_id)
                 out.conflicts.extend(conflicts)
                 if outcome == "merged":
@@ -607,6 +665,8 @@ class Beliefs:
                     out.deduplicated += 1
                 else:
                     out.stored += 1
+                if replaced is not None:
+                    out.versioned.append(VersionedInfo(id=memory_id, old_id=replaced))
             out.total_memories = store.count()
         return out
 
@@ -638,7 +698,9 @@ class Beliefs:
         store = self.ctx.store
         with self.ctx.lock, store.transaction():
             store.expire_due(now)
-            outcome, memory_id, conflicts = write_banded(self.writer, draft, now)
+            outcome, memory_id, conflicts = write_banded(
+                self.writer, draft, now, versions_beyond_duplicates=True
+            )
         if outcome in ("merged", "deduplicated"):
             return SaveResponse(id=memory_id, outcome="merged")
         if outcome == "versioned":

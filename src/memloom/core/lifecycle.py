@@ -24,6 +24,15 @@ from memloom.models import (
     UpdateRequest,
     UpdateResponse,
 )
+from memloom.store.base import MemoryRow
+
+
+def _replaced_by(old: MemoryRow, new: MemoryRow) -> bool:
+    """Whether ``new`` is what replaced ``old``: the version it points to, or a later
+    version of its belief."""
+    if old.superseded_by == new.id:
+        return True
+    return new.root_id == old.root_id and new.version > old.version
 
 
 class Lifecycle:
@@ -89,7 +98,11 @@ class Lifecycle:
         return ExpireResponse(expired=count)
 
     def supersede(self, request: SupersedeRequest | Mapping[str, Any]) -> SupersedeResponse:
-        """Expire ``old_id`` with a forward pointer to ``new_id`` (404 unknown, 409 expired)."""
+        """Expire ``old_id`` with a forward pointer to ``new_id`` (404 unknown, 409 expired).
+
+        Already done is not an error: when ``old_id`` is stale because ``new_id`` is a
+        newer version of it (``store`` reports such a version in ``versioned``), the
+        answer is the same and nothing changes."""
         req = as_model(SupersedeRequest, request)
         if req.new_id == req.old_id:
             raise ValidationError("a memory cannot supersede itself")
@@ -98,6 +111,10 @@ class Lifecycle:
             old = store.get(req.old_id)
             if old is None:
                 raise NotFoundError(f"memory {req.old_id} not found")
+            if old.status == "stale" and req.new_id is not None:
+                new = store.get(req.new_id)
+                if new is not None and _replaced_by(old, new):
+                    return SupersedeResponse(superseded=True)
             if old.status != "active":
                 raise ConflictStateError(f"memory {req.old_id} is already {old.status}")
             if req.new_id is not None and store.get(req.new_id) is None:

@@ -218,7 +218,7 @@ class Native:
         """The note through the distance bands: the memory it is now, and whether the
         note made that memory (a merge, or a version of another's, is not its own)."""
         outcome, memory_id, conflicts = beliefs.write_banded(
-            self.writer, self._draft(file, note), now
+            self.writer, self._draft(file, note), now, versions_beyond_duplicates=True
         )
         out.conflicts += len(conflicts)
         action: Action = "added"

@@ -248,6 +248,17 @@ class Writer:
         self.store.add_conflict(conflict)
         return conflict_info(conflict.id, new, existing, distance)
 
+    def flag_conflict(
+        self, new: MemoryRow, existing: MemoryRow, distance: float | None, reason: str, now: float
+    ) -> ConflictInfo | None:
+        """:meth:`record_conflict`, unless a conflict between these two beliefs was already
+        resolved as both true (``keep_both``): then nothing, so a settled pair is not
+        flagged again by a new version of either or by the same words said again
+        (:meth:`Store.kept_both <memloom.store.base.Store.kept_both>`)."""
+        if self.store.kept_both(new, existing):
+            return None
+        return self.record_conflict(new, existing, distance, reason, now)
+
     def delete_chains(self, memory_ids: Sequence[str]) -> int:
         """Delete memories with every version of their beliefs."""
         roots = {r.root_id for r in self.store.get_many(memory_ids)}

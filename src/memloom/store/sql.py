@@ -246,31 +246,14 @@ class SQLStore:
         """A :func:`row_columns` result as a :class:`MemoryRow`."""
         d = self.dialect
         emb = r[9]
-        return MemoryRow(
-            id=r[1],
-            root_id=r[2],
-            version=r[3],
-            status=r[4],
-            type=r[5],
-            text=r[6],
-            original_text=r[7],
-            content_hash=r[8],
-            embedding=None if emb is None else d.decode_vector(emb),
-            source=r[10],
-            tags=d.decode_tags(r[11]),
-            metadata=d.decode_json(r[12]),
-            project=r[13],
-            sensitivity=r[14],
-            session_id=r[15],
-            created_at=r[16],
-            asserted_at=r[17],
-            last_referenced=r[18],
-            access_count=r[19],
-            expires_at=r[20],
-            expired_at=r[21],
-            superseded_by=r[22],
-            decay_level=r[23],
-            pinned=bool(r[24]),
+        return MemoryRow(  # MEMORY_FIELDS are MemoryRow's fields, in order
+            *r[1:9],
+            None if emb is None else d.decode_vector(emb),
+            r[10],
+            d.decode_tags(r[11]),
+            d.decode_json(r[12]),
+            *r[13:24],
+            bool(r[24]),
         )
 
     def _filter_sql(self, flt: SearchFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -577,18 +560,9 @@ class SQLStore:
         )
 
     def _conflict(self, r: Sequence[Any]) -> ConflictRow:
-        return ConflictRow(
-            id=r[0],
-            new_id=r[1],
-            existing_id=r[2],
-            distance=r[3],
-            reason=r[4],
-            status=r[5],
-            resolution=r[6],
-            detail=self.dialect.decode_json(r[7]),
-            created_at=r[8],
-            resolved_at=r[9],
-        )
+        row = ConflictRow(*r)  # CONFLICT_FIELDS are ConflictRow's fields, in order
+        row.detail = self.dialect.decode_json(row.detail)
+        return row
 
     def get_conflict(self, conflict_id: str) -> ConflictRow | None:
         owned, params = self._owned_sql("c")
@@ -598,6 +572,33 @@ class SQLStore:
             [conflict_id, *params],
         )
         return None if r is None else self._conflict(r)
+
+    def kept_both(self, first: MemoryRow, second: MemoryRow) -> bool:
+        d, ph = self.dialect, self.dialect.ph
+
+        def of(column: str, row: MemoryRow) -> tuple[str, list[Any]]:
+            """``column``, a root id, is of ``row``'s belief (see the protocol)."""
+            project, params = d.null_equal("x.project", row.project)
+            said = f"SELECT x.root_id FROM memories x{d.indexed('memories_hash')}"
+            return (
+                f"({column} = {ph} OR {column} IN "
+                f"({said} WHERE x.content_hash = {ph} AND {project}))",
+                [row.root_id, row.content_hash, *params],
+            )
+
+        pairs = [
+            (of("n.root_id", a), of("e.root_id", b)) for a, b in ((first, second), (second, first))
+        ]
+        either = " OR ".join(f"({n} AND {e})" for (n, _), (e, _) in pairs)
+        params = [p for (_, new), (_, old) in pairs for p in (*new, *old)]
+        owned, owned_params = self._owned_sql("c")
+        where = ["c.status = 'resolved'", "c.resolution = 'keep_both'", f"({either})", *owned]
+        found = self._fetch_one(
+            "SELECT 1 FROM conflicts c JOIN memories n ON n.id = c.new_id "
+            f"JOIN memories e ON e.id = c.existing_id {conjunction(where)} LIMIT 1",
+            [*params, *owned_params],
+        )
+        return found is not None
 
     def list_conflicts(
         self, status: str | None, limit: int, offset: int
