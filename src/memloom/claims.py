@@ -142,7 +142,10 @@ _TOKEN = re.compile(
   | (?P<email>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)
   | (?P<quoted>"[^"\n]{1,200}"|`[^`\n]{1,200}`|(?<![\w'])'[^'\n]{1,200}'(?![\w']))
   | (?P<cron>(?<!\S)(?:[\d*/,\-]+\s+){4}[\d*/,\-]+(?!\S))
-  | (?P<path>(?:~|\.{1,2})?/[\w.@%+\-~/]+|[\w.\-]+/[\w.\-/]+|[A-Za-z]:\\[\w.\\\-]+)
+  | (?P<path>(?:~|\.{1,2})?/[\w.@%+\-~/]+|[\w.\-]+/[\w.\-/]+|[A-Za-z]:\\[\w.\\\-]+
+           |[\w\-][\w.\-]*\.(?:py|pyi|md|rst|txt|json|jsonc|ya?ml|toml|ini|cfg|conf|env|lock
+              |js|mjs|cjs|ts|tsx|jsx|vue|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|sh|bash
+              |zsh|ps1|sql|html|css|scss|xml|csv|proto|tf|gradle|dockerfile)\b)
   | (?P<flag>(?<![\w\-])--?[A-Za-z][\w\-]*(?:=[^\s,;]+)?)
   | (?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?)
   | (?P<version>\b[vV]?\d+(?:\.\d+)+(?:[\-+][\w.]+)?\b)
@@ -461,9 +464,22 @@ def _opcodes(ta: tuple[str, ...], tb: tuple[str, ...]) -> list[tuple[str, int, i
 
 
 def _only_replaced(a: Claim, b: Claim) -> bool:
-    """Whether the statements differ only by spans put in place of others (no word
-    added or left out): the same sentence with its object said otherwise."""
-    return all(tag in ("equal", "replace") for tag, *_ in _aligned(a, b)[2])
+    """Whether the statements differ only by spans put in place of others, each a name
+    for a name or as many words either side (nothing added or left out beside a value:
+    "port 8080" -> "port 9090 behind nginx" says more): the same sentence with its
+    object said otherwise ("runs on CircleCI" -> "runs on GitHub Actions")."""
+    left, right, opcodes = _aligned(a, b)
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        if tag != "replace":
+            return False
+        ka = [a.kinds[left[k]] for k in range(i1, i2)]
+        kb = [b.kinds[right[k]] for k in range(j1, j2)]
+        names = all(k in ("word", "id") for k in (*ka, *kb))
+        if not names and ka.count("word") != kb.count("word"):
+            return False
+    return True
 
 
 def _function_word(c: Claim, i: int, token: str) -> bool:

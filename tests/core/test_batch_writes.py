@@ -104,6 +104,8 @@ def _case(seed: int, now: float) -> tuple[list[MemoryRow], list[Draft]]:
                 vec = _at_distance(rng, base_vec, band + float(rng.uniform(-0.03, 0.03)))
                 if kind.startswith("dup"):  # the same claim, said again
                     text = f"{base.text} indeed"
+                elif kind.startswith("conflict"):  # a value changed, and more
+                    text = f"{base.text} unlike release {seed}-{i}"
                 elif kind.startswith("update"):  # the same claim with its number changed
                     text = re.sub(r"\d+$", lambda m: str(int(m.group()) + 1000), base.text)
         if kind == "novec":

@@ -74,10 +74,22 @@ def test_a_changed_value_in_the_conflict_band_is_not_a_version(engine):
     assert engine.conflicts("pending").total == 1
 
 
-def test_past_the_bands_store_does_nothing_special(engine):
-    """0.5 apart, the port changed: stored, not flagged, not a version."""
+def test_past_the_bands_store_flags_a_changed_value_for_the_caller(engine):
+    """0.5 apart, the port changed: stored, not a version, both active, and the pair
+    reported in ``conflicts`` so that the caller, told of it, may supersede."""
     first = engine.store({"entries": [entry(PORT_8080, 0)]})
     res = engine.store({"entries": [entry(PORT_9090, 60)]})
+    assert (res.stored, res.versioned) == (1, [])
+    assert [(c.new_id, c.existing_id) for c in res.conflicts] == [(res.ids[0], first.ids[0])]
+    assert statuses(engine, first.ids[0], res.ids[0]) == ["active", "active"]
+    engine.supersede({"old_id": first.ids[0], "new_id": res.ids[0]})
+    assert statuses(engine, first.ids[0], res.ids[0]) == ["expired", "active"]
+
+
+def test_past_the_bands_another_fact_is_not_flagged(engine):
+    """0.5 apart and not the same statement with a value changed: nothing flagged."""
+    first = engine.store({"entries": [entry("The billing team meets on Mondays", 0)]})
+    res = engine.store({"entries": [entry("The search index is rebuilt nightly", 60)]})
     assert (res.stored, res.conflicts, res.versioned) == (1, [], [])
     assert statuses(engine, first.ids[0], res.ids[0]) == ["active", "active"]
 

@@ -239,12 +239,13 @@ def test_a_name_swapped_past_the_bands_is_still_an_update_for_save(m):
     assert len(active_texts(m)) == 2
 
 
-def test_store_does_nothing_special_past_the_bands(m):
-    """The same pair through ``store``: past the conflict band it is another memory,
-    stored, not flagged and not a version (Distill's contract)."""
+def test_store_flags_a_name_swapped_past_the_bands(m):
+    """The same pair through ``store``: past the conflict band it is no version (only the
+    duplicate band versions, Distill's contract), but the caller is told of it."""
     old, new = "The payments project uses Sentry", "The payments project uses Rollbar"
     assert 0.35 <= distance(m, old, new) < 0.6
-    m.store({"entries": [{"text": old}]})
+    first = m.store({"entries": [{"text": old}]})
     res = m.store({"entries": [{"text": new}]})
-    assert (res.stored, res.conflicts, res.versioned) == (1, [], [])
+    assert (res.stored, res.versioned) == (1, [])
+    assert [c.existing_id for c in res.conflicts] == first.ids
     assert active_texts(m) == sorted([old, new])

@@ -150,10 +150,12 @@ def _settle(
     * the nearest in the duplicate band: the same claim merges into it; a changed
       value makes the draft its next version; a changed value and more is stored
       and flagged as a conflict with it;
-    * otherwise, with ``versions_beyond_duplicates`` (``save``), the nearest in the
-      conflict band whose claim the draft updates gets the draft as its next version;
-      or, when none is in the bands, the nearest one a little further
-      (``UPDATE_DISTANCE``) whose value or name the draft changes;
+    * otherwise the nearest in the conflict band whose claim the draft updates, or,
+      when none is in the bands, the nearest one a little further
+      (``UPDATE_DISTANCE``) whose value or name the draft changes: with
+      ``versions_beyond_duplicates`` (``save``) the draft is its next version; without
+      (``store``) both stay active and the pair is flagged, so that the caller, told
+      of it, supersedes;
     * failing that the draft is stored and the conflict band flagged (Distill's
       contract, ``store``'s rule: both stay active until the caller settles it),
       unless the two beliefs were already settled as both true
@@ -181,14 +183,9 @@ def _settle(
                 return "versioned", row.id, [], row, target.id
             flagged[target.id] = "a value changed, and more (distance band)"
     # The conflict band; or, when nothing is that near, the nearest a little further.
-    readable: list[tuple[Neighbour, bool]] = []
-    if versions_beyond_duplicates:
-        readable = [
-            (n, False) for n, d in zip(neighbours, dists, strict=True) if band(d) == "conflict"
-        ]
+    readable = [(n, False) for n, d in zip(neighbours, dists, strict=True) if band(d) == "conflict"]
     if (
-        versions_beyond_duplicates
-        and not readable
+        not readable
         and band(dists[0]) == "distinct"
         and dists[0] < UPDATE_DISTANCE
         and (carries_a_value(draft.text) if reach is None else reach)
@@ -199,8 +196,12 @@ def _settle(
             continue
         target = current(n.row.id)
         if target is not None and compare(stated(target), draft.text, far=far) == "update":
-            row = writer.new_version(target, version_draft(target, draft), now)
-            return "versioned", row.id, [], row, target.id
+            if versions_beyond_duplicates:
+                row = writer.new_version(target, version_draft(target, draft), now)
+                return "versioned", row.id, [], row, target.id
+            # ``store``: both stay active, and the caller is told (it supersedes).
+            flagged[target.id] = "a value changed (the caller may supersede)"
+            break
     row = writer.add(draft, now)
     conflicts = []
     for n, d in zip(neighbours, dists, strict=True):
@@ -243,7 +244,7 @@ def write_banded_many(
     plus the rows drafts ``0..i-1`` inserted (same project, unexpired), with every
     row as earlier merges left it: the outcome of writing the drafts one by one.
     Without ``versions_beyond_duplicates`` (``store``) nothing past the duplicate band
-    becomes a version, so nothing past the conflict band is searched.
+    becomes a version: a changed value there is flagged for the caller instead.
     """
     if not drafts:
         return []
@@ -263,7 +264,7 @@ def write_banded_many(
     floor = 1.0 - CONFLICT_DISTANCE - 1e-5
     reach = 1.0 - UPDATE_DISTANCE - 1e-5
     vecs = [d.vec for d in drafts]
-    wants = [versions_beyond_duplicates and carries_a_value(d.text) for d in drafts]
+    wants = [carries_a_value(d.text) for d in drafts]
     nearby = writer.neighbours_many(vecs, projects, now, MAX_CANDIDATES, floor, reach, wants)
     mates = _BatchMates(drafts, now, [reach if w else floor for w in wants])
 
@@ -515,10 +516,11 @@ class BeliefPipeline:
                 current = writer.active(n.row.id)
                 if current is None:
                     continue
-                info = writer.record_conflict(
+                info = writer.flag_conflict(
                     row, current, n.distance, reasons.get(n.row.id) or "contradictory", now
                 )
-                conflicts.append(info)
+                if info is not None:  # None: the pair was settled as both true before
+                    conflicts.append(info)
             auto = 0
             if verdict is not None and conflicts:
                 auto = self._apply_verdict(verdict, row, contradictory, conflicts, now)
