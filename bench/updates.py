@@ -655,7 +655,7 @@ def write(m: Any, path: str, text: str, project: str) -> str:
         r = m.store({"entries": [{"text": text, "project": project}]})
         if r.merged or r.deduplicated:
             return "merged"
-        if r.versioned:
+        if getattr(r, "versioned", None):  # absent before issue 40
             return "versioned"
         return "conflict" if r.conflicts else "stored"
     return m.save({"text": text, "project": project}).outcome
@@ -752,7 +752,13 @@ def score(groups: list[Group], results: dict[str, Result]) -> dict[str, Any]:
         return {"kind": g[2], names[0]: g[3][0], names[1]: g[3][1], "outcome": outcome(g),
                 "active": left}  # fmt: skip
 
+    def told(g: Group) -> bool:
+        """Kept, or both active with the pair in the answer's ``conflicts``: what the
+        Distill ``store`` does past the duplicate band, the caller then superseding."""
+        return kept(g) or (outcome(g) == "conflict" and both(g))
+
     n_kept = sum(map(kept, updates))
+    n_told = sum(map(told, updates))
     n_written = sum(map(kept, written))
     n_merged = sum(len(active(g)) == 1 for g in paraphrases)
     n_both = sum(map(both, distinct))
@@ -761,6 +767,9 @@ def score(groups: list[Group], results: dict[str, Result]) -> dict[str, Any]:
         "updates_kept": n_kept,
         "updates_kept_pct": pct(n_kept, len(updates)),
         "by_kind": by_kind(updates, kept),
+        "updates_kept_or_flagged": n_told,
+        "updates_kept_or_flagged_pct": pct(n_told, len(updates)),
+        "written_updates_kept_or_flagged": sum(map(told, written)),
         "update_outcomes": dict(Counter(map(outcome, updates))),
         "written_updates": len(written),
         "written_updates_kept": n_written,
@@ -828,7 +837,8 @@ def run(label: str, seed: int, cli_sample: int | None, cli_jobs: int) -> dict:
 def summary(doc: dict) -> str:
     lines = [
         f"{doc['label']} (seed {doc['seed']}, {doc['memloom']})",
-        "path   updates kept   written kept   paraphrases merged   look-alikes both kept   s",
+        "path   updates kept (or flagged)   written kept (or flagged)   paraphrases merged"
+        "   look-alikes both kept   s",
     ]
     for path in ("store", "save", "cli"):
         if path not in doc:
@@ -836,8 +846,10 @@ def summary(doc: dict) -> str:
         r = doc[path]
         lines.append(
             f"{path:6} {r['updates_kept']:>3}/{r['updates']:<3} {r['updates_kept_pct']:>5}%"
+            f" ({r['updates_kept_or_flagged']:>3})"
             f"  {r['written_updates_kept']:>2}/{r['written_updates']:<2} "
-            f"{r['written_updates_kept_pct']:>5}%  {r['paraphrases_merged']:>3}/"
+            f"{r['written_updates_kept_pct']:>5}% ({r['written_updates_kept_or_flagged']:>2})"
+            f"  {r['paraphrases_merged']:>3}/"
             f"{r['paraphrases']:<3} {r['paraphrases_merged_pct']:>5}%      "
             f"{r['distinct_both_kept']:>3}/{r['distinct']:<3} "
             f"{r['distinct_both_kept_pct']:>5}%       {r['seconds']}"

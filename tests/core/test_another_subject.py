@@ -13,7 +13,7 @@ import pytest
 
 import memloom
 from memloom.core.beliefs import NewBelief
-from tests.core.test_value_updates import open_with_llm
+from tests.core.test_value_updates import save_twice
 
 pytestmark = pytest.mark.slow
 
@@ -128,14 +128,7 @@ def test_with_an_llm_the_classifier_places_a_one_word_swap(
 
     seen: list[dict[str, Any]] = []
     server = ScriptedOpenAI(dim=64, chat=_classifier({old: label}, seen))
-    engine = open_with_llm(monkeypatch, server.base_url, tmp_path, backend)
-    try:
-        engine.save({"text": old})
-        out = engine.save({"text": new})
-        texts = active(engine)
-    finally:
-        engine.close()
-        server.close()
+    _, out, texts = save_twice(monkeypatch, tmp_path, backend, server, old, new)
     assert seen, "the classifier was not asked"
     system = seen[0]["messages"][0]["content"]
     assert "what the sentence is about" in system and "complementary" in system
@@ -150,15 +143,8 @@ def test_the_classifiers_fallback_keeps_both(tmp_path, monkeypatch, backend):
 
     bad = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "no JSON"}}]}
     server = ScriptedOpenAI(dim=64, default=(200, bad, {}))
-    engine = open_with_llm(monkeypatch, server.base_url, tmp_path, backend)
-    try:
-        first, second = PAIRS[2]
-        engine.save({"text": first})
-        out = engine.save({"text": second})
-        texts = active(engine)
-    finally:
-        engine.close()
-        server.close()
+    first, second = PAIRS[2]
+    _, out, texts = save_twice(monkeypatch, tmp_path, backend, server, first, second)
     assert any(r.path.endswith("/chat/completions") for r in server.requests)
     assert out.outcome in ("added", "conflict")
     assert texts == sorted([first, second])

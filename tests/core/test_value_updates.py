@@ -52,6 +52,21 @@ def open_with_llm(monkeypatch: Any, base_url: str, home: Any, backend: str) -> m
     return memloom.open(home=str(home), database_url=backend)
 
 
+def save_twice(
+    monkeypatch: Any, home: Any, backend: str, server: Any, old: str, new: str
+) -> tuple[Any, Any, list[str]]:
+    """``old`` then ``new`` saved by an engine whose LLM is ``server`` (closed after):
+    both answers and the active texts."""
+    engine = open_with_llm(monkeypatch, server.base_url, home, backend)
+    try:
+        first = engine.save({"text": old})
+        second = engine.save({"text": new})
+        return first, second, active_texts(engine)
+    finally:
+        engine.close()
+        server.close()
+
+
 def active_texts(m: memloom.Memloom) -> list[str]:
     return sorted(doc.text for doc in m.list({"limit": 100}).memories)
 
@@ -208,15 +223,9 @@ def test_the_classifier_is_held_to_a_changed_value_being_an_update(
             "usage": {"prompt_tokens": 10, "completion_tokens": 10},
         }
 
+    old, new = KINDS["port"]
     server = ScriptedOpenAI(dim=64, chat=chat)
-    engine = open_with_llm(monkeypatch, server.base_url, tmp_path, backend)
-    try:
-        old, new = KINDS["port"]
-        first = engine.save({"text": old})
-        second = engine.save({"text": new})
-    finally:
-        engine.close()
-        server.close()
+    first, second, _ = save_twice(monkeypatch, tmp_path, backend, server, old, new)
     assert seen, "the classifier was not asked"
     system = seen[0]["messages"][0]["content"]
     assert "value changed" in system and "update of the memory" in system
