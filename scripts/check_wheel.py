@@ -33,14 +33,17 @@ there is any. Standard library only: the script needs nothing installed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import tomllib
 import urllib.error
@@ -172,7 +175,8 @@ def make_venv(folder: Path, wheel: Path, report: Report) -> Path | None:
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
     bin_dir = folder / "bin"
     pip = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}  # index, cache
-    env = clean_env(**pip, PIP_DISABLE_PIP_VERSION_CHECK="1", HOME=os.environ.get("HOME", "/"))
+    pip["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env = clean_env(**pip, HOME=os.environ.get("HOME", "/"))
     res = subprocess.run(
         [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
         env=env,
@@ -195,11 +199,11 @@ def tail(text: str, lines: int = 6) -> str:
 
 
 def run(
-    bin_dir: Path, args: list[str], env: dict[str, str], cwd: Path, stdin: str = ""
+    bin_dir: Path, args: list[str], env: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(bin_dir / "memloom"), *args],
-        input=stdin,
+        stdin=subprocess.DEVNULL,
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -267,41 +271,27 @@ def check_mcp(
     """``memloom mcp``'s first start in an empty cache folder answers from the package."""
     cache = work / "mcp-cache"
     cache.mkdir()
-    requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": MCP_PROTOCOL,
-                "capabilities": {},
-                "clientInfo": {"name": "check_wheel", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ]
-    stdin = "".join(json.dumps(r) + "\n" for r in requests)
+    hello = {
+        "protocolVersion": MCP_PROTOCOL,
+        "capabilities": {},
+        "clientInfo": {"name": "check_wheel", "version": "0"},
+    }
     mcp_env = {**env, "XDG_CACHE_HOME": str(cache), "PYTHONPROFILEIMPORTTIME": "1"}
-    res = run(bin_dir, ["mcp"], mcp_env, work, stdin=stdin)
-    answers: dict[Any, Any] = {}
-    for line in res.stdout.splitlines():
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(message, dict) and "id" in message:
-            answers[message["id"]] = message.get("result")
-    hello = answers.get(1) or {}
-    server = hello.get("serverInfo") or {}
+    client = McpClient([str(bin_dir / "memloom"), "mcp"], mcp_env, work)
+    try:
+        init = client.ask(1, "initialize", hello)
+        client.notify("notifications/initialized")
+        tools = (client.ask(2, "tools/list") or {}).get("tools") or []
+    finally:
+        code, stderr = client.close()
+    server = (init or {}).get("serverInfo") or {}
     report.check(
         server.get("name") == PACKAGE and server.get("version") == project_version(),
         f"memloom mcp answers initialize (serverInfo {server})",
-        f"exit {res.returncode}, answers {sorted(answers, key=str)} {tail(errors(res.stderr))}",
+        f"exit {code} {tail(errors(stderr))}",
     )
-    tools = (answers.get(2) or {}).get("tools") or []
     report.check(bool(tools), f"memloom mcp answers tools/list ({len(tools)} tools)")
-    loaded = imported(res.stderr)
+    loaded = imported(stderr)
     sdk = sorted(m for m in SDK_MODULES if m in loaded)
     what = "memloom mcp's first start answers from memloom/mcp_handshake.json (no MCP SDK loaded)"
     if not sdk and loaded:
@@ -314,6 +304,87 @@ def check_mcp(
         else f"its key does not match this install: {shipped_key_mismatch(bin_dir, env, work)}"
     )
     report.fail(f"{what}: the SDK answered ({', '.join(sdk) or 'no import log'}): {why}")
+
+
+class McpClient:
+    """A stdio MCP client as an agent is one: a request, then wait for its answer; the
+    server's stdin closed only once everything asked is answered."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: list[str] = []
+        self.readers = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._drain, daemon=True),
+        ]
+        for reader in self.readers:
+            reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        self.stderr.extend(self.proc.stderr)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(message) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # the server is gone: its answers are missing, which the checks say
+
+    def notify(self, method: str) -> None:
+        self.send({"jsonrpc": "2.0", "method": method})
+
+    def ask(self, request_id: int, method: str, params: dict[str, Any] | None = None) -> Any:
+        """The result of one request; None when the server never answers it."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+            if line is None:
+                return None
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(answer, dict) and answer.get("id") == request_id:
+                return answer.get("result")
+        return None
+
+    def close(self) -> tuple[int, str]:
+        """Close the server's stdin (the client leaves): its exit status and stderr."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            code = self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        for reader in self.readers:
+            reader.join(timeout=10)
+        return code, "".join(self.stderr)
 
 
 def errors(stderr: str) -> str:
@@ -373,23 +444,26 @@ SCRIPT_REFS = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}/[^"']+)
 def check_serve(bin_dir: Path, env: dict[str, str], work: Path, report: Report) -> None:
     """``memloom serve``: /health, the viewer and every file it loads, /v1 with the token."""
     home = Path(env["MEMLOOM_HOME"])
-    record = home / "daemon.json"
-    proc = subprocess.Popen(
-        [str(bin_dir / "memloom"), "serve", "--host", "127.0.0.1", "--port", "0"],
-        env=env,
-        cwd=work,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    log = work / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(bin_dir / "memloom"), "serve", "--host", "127.0.0.1", "--port", "0"],
+            env=env,
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = wait_for_url(home / "daemon.json", proc)
+    if url is None:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        said = tail(log.read_text())
+        report.fail(f"memloom serve did not start (exit {proc.returncode}): {said}")
+        return
+    report.ok(f"memloom serve starts ({url}, from daemon.json)")
     try:
-        url = wait_for_url(record, proc)
-        if not report.check(url is not None, "memloom serve starts (daemon.json names its url)"):
-            out = proc.communicate(timeout=30)[0] if proc.poll() is not None else ""
-            report.fail(f"memloom serve: {tail(out)}")
-            return
-        assert url is not None
         status, body = http(f"{url}/health")
         version = json.loads(body).get("version") if status == 200 else None
         report.check(
@@ -415,9 +489,9 @@ def check_serve(bin_dir: Path, env: dict[str, str], work: Path, report: Report) 
             proc.kill()
             proc.wait()
         report.check(
-            stopped.returncode == 0 and proc.returncode is not None,
-            f"memloom stop ends the daemon (exit {proc.returncode})",
-            tail(stopped.stderr or stopped.stdout),
+            stopped.returncode == 0 and proc.returncode == 0,
+            f"memloom stop ends the daemon (its exit status {proc.returncode})",
+            tail(stopped.stderr or stopped.stdout) + " " + tail(log.read_text()),
         )
 
 
