@@ -199,10 +199,11 @@ def tail(text: str, lines: int = 6) -> str:
 
 
 def run(
-    bin_dir: Path, args: list[str], env: dict[str, str], cwd: Path
+    bin_dir: Path, args: list[str], env: dict[str, str], cwd: Path, program: str = "memloom"
 ) -> subprocess.CompletedProcess[str]:
+    """``program`` of the venv (its ``memloom`` command, or ``python``) with ``args``."""
     return subprocess.run(
-        [str(bin_dir / "memloom"), *args],
+        [str(bin_dir / program), *args],
         stdin=subprocess.DEVNULL,
         env=env,
         cwd=cwd,
@@ -215,15 +216,8 @@ def run(
 def where_installed(bin_dir: Path, env: dict[str, str], cwd: Path) -> Path:
     """The installed package's folder, as the venv's python imports it from ``cwd``."""
     code = "import memloom, os; print(os.path.dirname(memloom.__file__))"
-    res = subprocess.run(
-        [str(bin_dir / "python"), "-c", code],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
-    )
+    res = run(bin_dir, ["-c", code], env, cwd, program="python")
+    res.check_returncode()
     return Path(res.stdout.strip())
 
 
@@ -410,14 +404,7 @@ def shipped_key_mismatch(bin_dir: Path, env: dict[str, str], cwd: Path) -> str:
         "print(json.dumps({k: [doc['key'].get(k), have.get(k)]"
         " for k in sorted(set(doc['key']) | set(have)) if doc['key'].get(k) != have.get(k)}))"
     )
-    res = subprocess.run(
-        [str(bin_dir / "python"), "-c", probe],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    res = run(bin_dir, ["-c", probe], env, cwd, program="python")
     if res.returncode != 0:
         return tail(res.stderr)
     diff = json.loads(res.stdout)
