@@ -421,6 +421,8 @@ def http(url: str, token: str | None = None) -> tuple[int, bytes]:
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
+    except (urllib.error.URLError, OSError) as exc:  # nothing answers: status 0
+        return 0, str(exc).encode()
 
 
 #: What a page or a module loads: ``src="…"``/``href="…"``, and a script's imports.
@@ -482,14 +484,15 @@ def check_serve(bin_dir: Path, env: dict[str, str], work: Path, report: Report) 
         )
 
 
-def wait_for_url(record: Path, proc: subprocess.Popen[str], seconds: float = 120) -> str | None:
+def wait_for_url(record: Path, proc: subprocess.Popen[bytes], seconds: float = 120) -> str | None:
+    """The daemon's url once it answers: daemon.json names it before uvicorn listens."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and proc.poll() is None:
         try:
             url = json.loads(record.read_text()).get("url")
         except (OSError, ValueError):
             url = None
-        if isinstance(url, str) and url.startswith("http://"):
+        if isinstance(url, str) and url.startswith("http://") and http(f"{url}/health")[0]:
             return url
         time.sleep(0.2)
     return None
