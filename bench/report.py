@@ -515,6 +515,15 @@ def redact_section() -> str:
     return "\n".join(out) + "\n\nDetails in [`redaction.md`](redaction.md).\n"
 
 
+def portable(text: str) -> str:
+    """``text`` (a command, a note) with the work folders of the machine it ran on
+    (``--workdir DIR`` and every path under DIR) written ``<workdir>``: the docs name no
+    one machine's folders."""
+    for folder in re.findall(r"--workdir[= ](\S+)", text):
+        text = re.sub(rf"{re.escape(folder.rstrip('/'))}(?=[/\s`'\")]|$)", "<workdir>", text)
+    return text
+
+
 def scale_section() -> str:
     doc = load("scale")
     if not doc:
@@ -526,15 +535,15 @@ def scale_section() -> str:
         fill_cmd = run.get("fill_command") or doc.get("command")
         post = run.get("post_run") or {}
         if fill_cmd:
-            out.append(f"Filled with `{fill_cmd}`.")
+            out.append(f"Filled with `{portable(fill_cmd)}`.")
         if post.get("command"):
             commit = ((post.get("memloom_source") or {}).get("commit") or "?")[:10]
             out.append(
-                f"Queried, every system in the same run, with `{post['command']}` "
+                f"Queried, every system in the same run, with `{portable(post['command'])}` "
                 f"(memloom {commit})."
             )
         if run.get("note"):
-            out.append(run["note"])
+            out.append(portable(run["note"]))
         if fill_cmd or post.get("command") or run.get("note"):
             out.append("")
         out.append(
@@ -988,6 +997,7 @@ memory-mapped too. Opening reads none of them; rows written since the files were
 are replayed from the database and searched exactly until they are folded in. Large
 runs fill the stores first (`--fill-only`, a machine shared with other work) and time
 the queries later on the kept stores, every system in one run (`--post-only`).
+`<workdir>` in the commands below: any folder with room for the stores.
 
 {scale}
 ## PostgreSQL backend next to SQLite (`bench/postgres.py`)

@@ -26,3 +26,15 @@ def test_a_section_after_the_first_heading_or_at_the_end_is_kept():
     assert (
         keep_written_sections(old, new) == "# B\n\n## Early\n\ne\n\n## A\n\nnew a\n\n## Late\n\nl\n"
     )
+
+
+def test_commands_and_notes_name_no_machine_s_work_folder():
+    from bench.report import portable
+
+    cmd = "scale.py --sizes 10000 --workdir /work/scale-10k --out /work/scale-10k/s.json"
+    assert portable(cmd) == "scale.py --sizes 10000 --workdir <workdir> --out <workdir>/s.json"
+    note = "`a --workdir /w/x --keep`, then `b --workdir /w/x --out …`; /w/xy is another"
+    assert portable(note) == (
+        "`a --workdir <workdir> --keep`, then `b --workdir <workdir> --out …`; /w/xy is another"
+    )
+    assert portable("no folder named: /w/x") == "no folder named: /w/x"

@@ -6,12 +6,12 @@
 ...     m.recall({"query": "how do I run the tests?"})
 
 Names are imported on first use, so the Claude Code hooks, which import only
-``memloom.capture``, start in milliseconds.
+``memloom.capture``, start in milliseconds. ``__version__`` is pyproject.toml's
+``[project] version``, read from the installed package's metadata on first use
+(:mod:`memloom.version`).
 """
 
 from __future__ import annotations
-
-__version__ = "0.1.0"
 
 _LAZY = {
     "Memloom": "memloom.engine",
@@ -42,8 +42,15 @@ if TYPE_CHECKING:
         StoreResponse,
     )
 
+    __version__: str
+
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from memloom.version import version
+
+        globals()[name] = version()
+        return globals()[name]
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'memloom' has no attribute {name!r}")

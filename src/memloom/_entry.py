@@ -3,6 +3,7 @@
 The coding agents run ``memloom hook … [--agent A]`` on every prompt and at
 every session end, so those commands are dispatched here, before the CLI
 framework (and its imports) load: they must start in tens of milliseconds.
+``memloom mcp`` (stdio) and ``memloom --version`` are dispatched here too.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ def main(argv: list[str] | None = None) -> None:
         from memloom.capture.hooks_cli import run_hook
 
         sys.exit(run_hook(args[1], home, agent=agent, plugin=plugin, payload=payload))
+    if args in (["--version"], ["-V"]):  # before the CLI loads: a script may ask often
+        from memloom.version import banner
+
+        sys.stdout.write(banner() + "\n")
+        return
     if args in (["mcp"], ["mcp", "--transport", "stdio"]):  # what agents' MCP configs run
         from memloom.mcp_stdio import serve
 

@@ -61,9 +61,27 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from memloom.version import banner
+
+        typer.echo(banner())
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print memloom's version and exit.",
+            is_eager=True,
+            callback=_version,
+        ),
+    ] = False,
     home: Annotated[
         Path | None,
         typer.Option(
@@ -74,6 +92,7 @@ def _root(
         ),
     ] = None,
 ) -> None:
+    del version  # handled by its callback
     ctx.obj = State(home=home)
 
 
