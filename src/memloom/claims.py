@@ -244,6 +244,8 @@ def claim(text: str) -> Claim:
         if flat in _STATE_WORDS:
             value("state", flat)
             return
+        if flat in _STOPWORDS and raw.isupper() and len(raw) > 1:
+            flat = raw  # "US", "IT": a region, a team, not the function word
         tokens.append(flat)
         kinds.append("word")
         if flat not in _STOPWORDS:
