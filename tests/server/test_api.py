@@ -6,6 +6,8 @@ import json
 import math
 import os
 import shutil
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import httpx
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude-code-session"
+SESSION = "7acd37a8-2745-4b58-a8a9-46164b22ad9e"
 
 
 def vec(deg: float, dim: int = 3) -> list[float]:
@@ -29,6 +32,7 @@ def unique(prefix: str) -> str:
 
 def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     project = unique("distill")
+    billing = unique("billing")  # a forget by tag alone reaches every project of this store
     body = {
         "session_id": "sess-1",
         "entries": [
@@ -40,7 +44,7 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
             },
             {
                 "text": "The billing service retries webhooks five times",
-                "tags": ["billing"],
+                "tags": [billing],
                 "project": project,
             },
         ],
@@ -89,12 +93,19 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     missing = api.post("/v1/memory/supersede", json={"old_id": "0" * 16, "new_id": new})
     assert missing.status_code == 404
 
-    unscoped = api.post("/v1/memory/forget", json={"tags": ["billing"]})
-    assert unscoped.status_code == 422 and "project" in unscoped.json()["error"]
-    assert api.get(f"/v1/memories/{billing_id}").status_code == 200  # nothing deleted
-    forget = api.post("/v1/memory/forget", json={"tags": ["billing"], "all": True}).json()
-    assert forget["removed"] == 1
+    # A project narrows a forget; another project's memory with the tag is not touched.
+    elsewhere = api.post("/v1/memory/forget", json={"tags": [billing], "project": "other"})
+    assert elsewhere.json()["removed"] == 0
+    assert api.get(f"/v1/memories/{billing_id}").status_code == 200
+    # By tag alone, as Distill documents it: the owner's own HTTP call (MCP, whose
+    # caller is a model, still asks for a scope: tests/test_mcp.py).
+    forget = api.post("/v1/memory/forget", json={"tags": [billing]})
+    assert forget.status_code == 200 and forget.json()["removed"] == 1
     assert api.get(f"/v1/memories/{billing_id}").status_code == 404
+    assert api.post("/v1/memory/forget", json={"tags": [billing], "all": True}).json() == {
+        "removed": 0,
+        "total_memories": api.get("/v1/memory/stats").json()["total_memories"],
+    }
     stats = api.get("/v1/memory/stats").json()
     assert {"total_memories", "active_count", "expired_count"} <= set(stats)
 
@@ -264,6 +275,46 @@ def test_the_import_walk_follows_no_symlink_out_of_the_projects_folder(api, daem
     refused = api.post("/v1/import/sessions", json={"paths": [str(target)]})
     assert refused.status_code == 400 and "writable by every user" in refused.json()["error"]
     os.chmod(target, 0o755)
+
+
+def test_the_readme_quickstart_traces_back_to_its_conversation(api, daemon, served_database):
+    """The README's quickstart imports the bundled session with ``--path`` from a clone,
+    outside every agent's folder; the owner chose it, so the viewer's ``/context`` serves
+    its lines (redacted), not ``withheld: outside``."""
+    clone = daemon.home.parent / "clone"
+    shutil.copytree(EXAMPLE, clone / "examples" / "claude-code-session")
+    env = {
+        **os.environ,
+        "MEMLOOM_HOME": str(daemon.home),
+        "MEMLOOM_LLM": "offline",
+        "CLAUDE_CONFIG_DIR": str(daemon.claude),
+        "HOME": str(daemon.claude.parent / "user-home"),
+        **({"MEMLOOM_DATABASE_URL": served_database} if served_database else {}),
+    }
+
+    def memloom(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "memloom.cli", *args],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    memloom("import", "sessions", "--path", "examples/claude-code-session")
+    found = json.loads(memloom("recall", "how do I run the app locally?", "--json"))
+    top = found["memories"][0]
+    ours = str((clone / "examples" / "claude-code-session" / f"{SESSION}.jsonl").resolve())
+    ctx = api.get(f"/v1/memories/{top['id']}/context", params={"around": 2})
+    assert ctx.status_code == 200
+    (entry,) = [e for e in ctx.json()["provenance"] if e["path"] == ours]
+    assert entry["exists"] and entry["withheld"] is None, entry
+    cited = [line for line in entry["lines"] if line["cited"]]
+    assert cited and any("npm" in line["text"] for line in cited), entry["lines"]
+    assert entry["start_line"] == 61 and entry["truncated"] is False
 
 
 def test_capture_notify_queues_valid_transcripts_only(api, daemon):
