@@ -277,20 +277,24 @@ def test_the_import_walk_follows_no_symlink_out_of_the_projects_folder(api, daem
     os.chmod(target, 0o755)
 
 
-def test_the_readme_quickstart_traces_back_to_its_conversation(api, daemon, served_database):
+def test_the_readme_quickstart_traces_back_to_its_conversation(tmp_path):
     """The README's quickstart imports the bundled session with ``--path`` from a clone,
     outside every agent's folder; the owner chose it, so the viewer's ``/context`` serves
-    its lines (redacted), not ``withheld: outside``."""
-    clone = daemon.home.parent / "clone"
+    its lines (redacted), not ``withheld: outside``. (A daemon of its own: another
+    import of the same session would already hold its records.)"""
+    from tests.server.conftest import start_daemon, stop
+
+    clone = tmp_path / "clone"
     shutil.copytree(EXAMPLE, clone / "examples" / "claude-code-session")
+    daemon = start_daemon(tmp_path / "home", tmp_path / "claude")
     env = {
         **os.environ,
         "MEMLOOM_HOME": str(daemon.home),
         "MEMLOOM_LLM": "offline",
         "CLAUDE_CONFIG_DIR": str(daemon.claude),
-        "HOME": str(daemon.claude.parent / "user-home"),
-        **({"MEMLOOM_DATABASE_URL": served_database} if served_database else {}),
+        "HOME": str(tmp_path / "user-home"),
     }
+    env.pop("MEMLOOM_DATABASE_URL", None)
 
     def memloom(*args: str) -> str:
         done = subprocess.run(
@@ -304,14 +308,18 @@ def test_the_readme_quickstart_traces_back_to_its_conversation(api, daemon, serv
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    memloom("import", "sessions", "--path", "examples/claude-code-session")
-    found = json.loads(memloom("recall", "how do I run the app locally?", "--json"))
-    top = found["memories"][0]
-    ours = str((clone / "examples" / "claude-code-session" / f"{SESSION}.jsonl").resolve())
-    ctx = api.get(f"/v1/memories/{top['id']}/context", params={"around": 2})
+    try:
+        memloom("import", "sessions", "--path", "examples/claude-code-session")
+        found = json.loads(memloom("recall", "how do I run the app locally?", "--json"))
+        top = found["memories"][0]
+        ours = str((clone / "examples" / "claude-code-session" / f"{SESSION}.jsonl").resolve())
+        with daemon.client() as api:
+            ctx = api.get(f"/v1/memories/{top['id']}/context", params={"around": 2})
+    finally:
+        stop(daemon)
     assert ctx.status_code == 200
-    (entry,) = [e for e in ctx.json()["provenance"] if e["path"] == ours]
-    assert entry["exists"] and entry["withheld"] is None, entry
+    (entry,) = ctx.json()["provenance"]
+    assert entry["path"] == ours and entry["exists"] and entry["withheld"] is None, entry
     cited = [line for line in entry["lines"] if line["cited"]]
     assert cited and any("npm" in line["text"] for line in cited), entry["lines"]
     assert entry["start_line"] == 61 and entry["truncated"] is False
