@@ -6,8 +6,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -283,30 +281,20 @@ def test_the_readme_quickstart_traces_back_to_its_conversation(tmp_path):
     its lines (redacted), not ``withheld: outside``. (A daemon of its own: another
     import of the same session would already hold its records.)"""
     from tests.server.conftest import start_daemon, stop
+    from tests.support.processes import run_python
 
     clone = tmp_path / "clone"
     shutil.copytree(EXAMPLE, clone / "examples" / "claude-code-session")
     daemon = start_daemon(tmp_path / "home", tmp_path / "claude")
     env = {
-        **os.environ,
         "MEMLOOM_HOME": str(daemon.home),
         "MEMLOOM_LLM": "offline",
         "CLAUDE_CONFIG_DIR": str(daemon.claude),
         "HOME": str(tmp_path / "user-home"),
     }
-    env.pop("MEMLOOM_DATABASE_URL", None)
 
     def memloom(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "memloom.cli", *args],
-            cwd=clone,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_python(["-m", "memloom.cli", *args], "", cwd=clone, timeout=300, **env).stdout
 
     try:
         memloom("import", "sessions", "--path", "examples/claude-code-session")
