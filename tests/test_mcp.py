@@ -445,15 +445,52 @@ def test_lifecycle_tools_in_process(tmp_path, backend):
                 tagged = structured(
                     await c.call_tool("save_memory", {"text": "Old scratch note", "tags": ["tmp"]})
                 )["id"]
-                unscoped = await c.call_tool("forget_memory", {"tags": ["tmp"]})
-                assert unscoped.is_error and "all=true" in text(unscoped)
-                assert engine.backend.get(tagged) is not None  # nothing was deleted
+                # (a forget by tags alone is refused: test_a_model_must_name_a_forgets_scope)
                 forgot = await c.call_tool("forget_memory", {"tags": ["tmp"], "all": True})
                 assert structured(forgot)["removed"] == 1
                 assert engine.backend.get(tagged) is None
 
         go(test)
         assert engine.stats().total_memories == 3  # the caller's engine is still open
+    finally:
+        engine.close()
+
+
+@pytest.mark.security
+def test_a_model_must_name_a_forgets_scope(tmp_path, backend):
+    """MCP's caller is a model, which a prompt injection can steer: a forget by tags or
+    time alone is refused (nothing deleted) until it names a project or ``all``. (Over
+    HTTP the owner's own call needs no scope, as in Distill: test_distill_guide.py.)"""
+    from mcp import Client
+
+    engine = memloom.open(str(tmp_path), database_url=backend)
+    try:
+        server = build_server(engine)
+
+        async def test() -> None:
+            async with Client(server) as c:
+                saved = [
+                    structured(await c.call_tool("save_memory", args))["id"]
+                    for args in (
+                        {"text": "Old scratch note", "tags": ["tmp"], "project": "/srv/a"},
+                        {"text": "Another scratch note", "tags": ["tmp"], "project": "/srv/b"},
+                    )
+                ]
+                for args in (
+                    {"tags": ["tmp"]},
+                    {"before": "2100-01-01T00:00:00Z"},
+                    {"tags": ["tmp"], "before": "2100-01-01T00:00:00Z"},
+                ):
+                    refused = await c.call_tool("forget_memory", args)
+                    assert refused.is_error and "all=true" in text(refused), args
+                assert all(engine.backend.get(i) is not None for i in saved)
+                one = await c.call_tool("forget_memory", {"tags": ["tmp"], "project": "/srv/a"})
+                assert structured(one)["removed"] == 1
+                rest = await c.call_tool("forget_memory", {"tags": ["tmp"], "all": True})
+                assert structured(rest)["removed"] == 1
+                assert all(engine.backend.get(i) is None for i in saved)
+
+        go(test)
     finally:
         engine.close()
 

@@ -14,7 +14,7 @@ import base64
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -296,7 +296,9 @@ def _restore_tail(
         report,
         provenance=of("provenance", ProvenanceRow),
         conflicts=of("conflict", ConflictRow),
-        ledger=of("ledger", LedgerRow),
+        # Which folder the owner named with --path is not taken from a file: a backup
+        # (anyone's, edited) must never make /context serve a path (docs/security.md).
+        ledger=(replace(row, named_root=None) for row in of("ledger", LedgerRow)),
         records=(
             (str(doc.get("path")), [str(u) for u in doc.get("uuids") or []])
             for k, doc in docs

@@ -242,13 +242,16 @@ class Memloom:
         allow_call: Any = None,
         llm: Any = None,
         agent: str | None = None,
+        named: bool = False,
     ) -> Any:
         """Distill coding agents' sessions into memories (see ``memloom.sessions``).
 
         ``agent``: one agent's registry name (``claude-code``, ``codex``, …), or None /
         ``"all"`` for every agent found on this machine; ``paths`` given, each file goes
         to the agent that recognises it. ``root`` (one agent's home) implies Claude Code
-        unless ``agent`` names another.
+        unless ``agent`` names another. ``named``: the owner chose ``paths`` (``import
+        sessions --path``), so the transcript lines of what they hold may be served
+        from where they are (``memory_context``), though it is no agent's folder.
         """
         from memloom.agents import DEFAULT_AGENT
         from memloom.sessions.importer import ImportOptions, import_agents
@@ -263,6 +266,7 @@ class Memloom:
             root=Path(root) if root else None,
             progress=progress,
             allow_call=allow_call,
+            named=named and bool(paths),
         )
         if root is not None and agent in (None, "all"):
             agent = DEFAULT_AGENT

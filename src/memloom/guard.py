@@ -10,7 +10,11 @@ checked, cheapest first, before any route runs:
 1. :class:`OwnerOnly` -- the ``Host`` must be a loopback name or a configured one
    (421; DNS rebinding), a browser request from another origin is refused (403;
    ``Origin``, ``Sec-Fetch-Site``), and a POST/PUT/PATCH must be
-   ``application/json`` (415: an HTML form or a no-cors ``fetch`` cannot send it).
+   ``application/json`` (415: an HTML form or a no-cors ``fetch`` cannot send it)
+   -- unless it carries a valid bearer token (``memloom serve`` only): a page cannot
+   attach ``Authorization`` to another origin's request without a CORS preflight,
+   which is never answered, so such a request is no forgery, and its body is read
+   as JSON whatever its type (``curl -d``, as the Distill guide writes its calls).
    It also adds the headers that keep responses out of frames and sniffers.
 2. :class:`BodyLimit` -- 413 past the size limit.
 3. :class:`BearerAuth` -- 401 without the token.
@@ -97,6 +101,15 @@ class Unauthorized(Exception):
     pass
 
 
+def _bearer(scope: Scope) -> bytes:
+    """The token of the request's ``Authorization: Bearer`` header (the last one), or b""."""
+    supplied = b""
+    for name, value in scope.get("headers", []):
+        if name == b"authorization" and value[:7].lower() == b"bearer ":
+            supplied = value[7:].strip()
+    return supplied
+
+
 class BearerAuth:
     """Every route but the open ones needs ``Authorization: Bearer <token>``.
 
@@ -135,6 +148,22 @@ class BearerAuth:
                 return principal
         raise Unauthorized
 
+    async def authorized(self, scope: Scope) -> bool:
+        """Whether the request carries a token this check accepts (no answer sent; a
+        token store that cannot be asked counts as no). :class:`OwnerOnly` asks it of
+        a body that is not JSON."""
+        supplied = _bearer(scope)
+        if not supplied:
+            return False
+        try:
+            await anyio.to_thread.run_sync(self._authorize, supplied)
+        except Unauthorized:
+            return False
+        except Exception:  # the token store is down: the request is refused as before
+            log.warning("token check failed; the body is not read as JSON", exc_info=True)
+            return False
+        return True
+
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         path = scope.get("path", "")
         if (
@@ -144,10 +173,7 @@ class BearerAuth:
         ):
             await self.app(scope, receive, send)
             return
-        supplied = b""
-        for name, value in scope.get("headers", []):
-            if name == b"authorization" and value[:7].lower() == b"bearer ":
-                supplied = value[7:].strip()
+        supplied = _bearer(scope)
         try:
             # Store lookups are blocking database calls: keep them off the event loop.
             principal = await anyio.to_thread.run_sync(self._authorize, supplied)
@@ -185,6 +211,16 @@ DOCS_CSP = (
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: Sec-Fetch-Site values of a request made by another origin's page.
 FOREIGN_SITES = frozenset({b"cross-site", b"same-site"})
+#: The refusal of a body that is not JSON (unless a valid token came with it).
+NOT_JSON = (415, "send the body as Content-Type: application/json")
+
+
+def as_json(scope: Scope) -> Scope:
+    """``scope`` with one ``Content-Type: application/json`` in place of the ones sent:
+    what the app is shown of a token holder's body (FastAPI parses JSON only when the
+    type says so). A body that is not JSON then gets the app's 400."""
+    headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
+    return {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
 
 
 def split_host(value: str) -> tuple[str, int | None] | None:
@@ -250,6 +286,13 @@ class OwnerOnly:
     scripts, the API docs): a browser may navigate to them from anywhere (they are
     still Host-checked, and never framed). ``docs_prefixes``: pages that run an
     inline script, which get :data:`DOCS_CSP`.
+
+    ``bearer``: the token check of the app behind (``memloom serve``'s). A body that
+    is not ``application/json``, sent with a token it accepts and with no sign of
+    another origin (those are refused before), is read as JSON: its ``Content-Type``
+    is presented to the app as ``application/json``. Without ``bearer`` (MCP over
+    HTTP, whose SDK takes JSON only) such a body is always 415. A request whose token
+    it does not accept gets the 415 it always got, before the token's own 401.
     """
 
     def __init__(
@@ -260,12 +303,14 @@ class OwnerOnly:
         open_paths: Collection[str] = (),
         open_prefixes: tuple[str, ...] = (),
         docs_paths: Collection[str] = (),
+        bearer: BearerAuth | None = None,
     ) -> None:
         self.app = app
         self.hosts = hosts
         self.open_paths = frozenset(open_paths)
         self.open_prefixes = open_prefixes
         self.docs_paths = frozenset(docs_paths)
+        self.bearer = bearer
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
         headers: dict[bytes, bytes] = {}
@@ -294,7 +339,7 @@ class OwnerOnly:
         if method in BODY_METHODS:
             media = headers.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
             if media != b"application/json":
-                return 415, "send the body as Content-Type: application/json"
+                return NOT_JSON
         return None
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -302,6 +347,9 @@ class OwnerOnly:
             await self.app(scope, receive, send)
             return
         refusal = self._refusal(scope)
+        if refusal is NOT_JSON and self.bearer is not None and await self.bearer.authorized(scope):
+            scope = as_json(scope)
+            refusal = None
         if refusal is not None:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})

@@ -417,7 +417,7 @@ class SupersedeResponse(BaseModel):
     superseded: bool = True
 
 
-#: Why a forget by tags or ``before`` alone is refused over HTTP and MCP.
+#: Why a forget by tags or ``before`` alone is refused over MCP (its caller is a model).
 UNSCOPED_FORGET = (
     "a forget by tags or before alone would delete across every project: name its scope, "
     "project (one project's memories) or all=true (every project and the global ones)"
@@ -438,13 +438,13 @@ class ForgetRequest(_Request):
         default=None,
         min_length=1,
         max_length=MAX_NAME_CHARS,
-        description="Only this project's memories. Without ids, a forget over HTTP and MCP "
-        "names its scope: a project, or all",
+        description="Only this project's memories. Without ids, a forget over MCP names "
+        "its scope: a project, or all",
     )
     all: bool = Field(
         default=False,
         description="Every project's memories and the global ones: the explicit scope of a "
-        "forget by tags or before alone",
+        "forget by tags or before alone (what such a forget does over HTTP anyway)",
     )
 
     @model_validator(mode="after")
@@ -469,7 +469,8 @@ class ForgetRequest(_Request):
     @property
     def unscoped(self) -> bool:
         """A forget by ``tags`` and/or ``before`` alone, naming no project nor ``all``:
-        the shells (HTTP, MCP) refuse it rather than guess that everything is meant."""
+        MCP refuses it (a model calls it) rather than guess that everything is meant; the
+        owner's own HTTP call and the CLI take it as every project (Distill's meaning)."""
         return not self.is_empty and not self.ids and self.project is None and not self.all
 
 

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude-code-session"
+SESSION = "7acd37a8-2745-4b58-a8a9-46164b22ad9e"
 
 
 def vec(deg: float, dim: int = 3) -> list[float]:
@@ -29,6 +30,7 @@ def unique(prefix: str) -> str:
 
 def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     project = unique("distill")
+    billing = unique("billing")  # a forget by tag alone reaches every project of this store
     body = {
         "session_id": "sess-1",
         "entries": [
@@ -40,7 +42,7 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
             },
             {
                 "text": "The billing service retries webhooks five times",
-                "tags": ["billing"],
+                "tags": [billing],
                 "project": project,
             },
         ],
@@ -89,12 +91,19 @@ def test_distill_client_flow_store_recall_expire_supersede_forget(api):
     missing = api.post("/v1/memory/supersede", json={"old_id": "0" * 16, "new_id": new})
     assert missing.status_code == 404
 
-    unscoped = api.post("/v1/memory/forget", json={"tags": ["billing"]})
-    assert unscoped.status_code == 422 and "project" in unscoped.json()["error"]
-    assert api.get(f"/v1/memories/{billing_id}").status_code == 200  # nothing deleted
-    forget = api.post("/v1/memory/forget", json={"tags": ["billing"], "all": True}).json()
-    assert forget["removed"] == 1
+    # A project narrows a forget; another project's memory with the tag is not touched.
+    elsewhere = api.post("/v1/memory/forget", json={"tags": [billing], "project": "other"})
+    assert elsewhere.json()["removed"] == 0
+    assert api.get(f"/v1/memories/{billing_id}").status_code == 200
+    # By tag alone, as Distill documents it: the owner's own HTTP call (MCP, whose
+    # caller is a model, still asks for a scope: tests/test_mcp.py).
+    forget = api.post("/v1/memory/forget", json={"tags": [billing]})
+    assert forget.status_code == 200 and forget.json()["removed"] == 1
     assert api.get(f"/v1/memories/{billing_id}").status_code == 404
+    assert api.post("/v1/memory/forget", json={"tags": [billing], "all": True}).json() == {
+        "removed": 0,
+        "total_memories": api.get("/v1/memory/stats").json()["total_memories"],
+    }
     stats = api.get("/v1/memory/stats").json()
     assert {"total_memories", "active_count", "expired_count"} <= set(stats)
 
@@ -285,6 +294,44 @@ def test_the_import_walk_follows_no_symlink_out_of_the_projects_folder(api, daem
     refused = api.post("/v1/import/sessions", json={"paths": [str(target)]})
     assert refused.status_code == 400 and "writable by every user" in refused.json()["error"]
     os.chmod(target, 0o755)
+
+
+def test_the_readme_quickstart_traces_back_to_its_conversation(tmp_path):
+    """The README's quickstart imports the bundled session with ``--path`` from a clone,
+    outside every agent's folder; the owner chose it, so the viewer's ``/context`` serves
+    its lines (redacted), not ``withheld: outside``. (A daemon of its own: another
+    import of the same session would already hold its records.)"""
+    from tests.server.conftest import start_daemon, stop
+    from tests.support.processes import run_python
+
+    clone = tmp_path / "clone"
+    shutil.copytree(EXAMPLE, clone / "examples" / "claude-code-session")
+    daemon = start_daemon(tmp_path / "home", tmp_path / "claude")
+    env = {
+        "MEMLOOM_HOME": str(daemon.home),
+        "MEMLOOM_LLM": "offline",
+        "CLAUDE_CONFIG_DIR": str(daemon.claude),
+        "HOME": str(tmp_path / "user-home"),
+    }
+
+    def memloom(*args: str) -> str:
+        return run_python(["-m", "memloom.cli", *args], "", cwd=clone, timeout=300, **env).stdout
+
+    try:
+        memloom("import", "sessions", "--path", "examples/claude-code-session")
+        found = json.loads(memloom("recall", "how do I run the app locally?", "--json"))
+        top = found["memories"][0]
+        ours = str((clone / "examples" / "claude-code-session" / f"{SESSION}.jsonl").resolve())
+        with daemon.client() as api:
+            ctx = api.get(f"/v1/memories/{top['id']}/context", params={"around": 2})
+    finally:
+        stop(daemon)
+    assert ctx.status_code == 200
+    (entry,) = ctx.json()["provenance"]
+    assert entry["path"] == ours and entry["exists"] and entry["withheld"] is None, entry
+    cited = [line for line in entry["lines"] if line["cited"]]
+    assert cited and any("npm" in line["text"] for line in cited), entry["lines"]
+    assert entry["start_line"] == 61 and entry["truncated"] is False
 
 
 def test_capture_notify_queues_valid_transcripts_only(api, daemon):

@@ -173,6 +173,43 @@ def test_concurrent_load_on_two_servers_loses_and_duplicates_nothing(team):
         assert stats["total_memories"] == n
 
 
+@pytest.mark.security
+def test_a_tokens_forget_by_tags_or_age_touches_its_owners_memories_only(team):
+    """Over HTTP a forget by tags or ``before`` alone needs no scope (the Distill guide's
+    call, ``curl -d``): on a shared store it reaches only the token owner's memories,
+    never another owner's nor a shared scope's it may read."""
+    s1, s2 = team["servers"]
+    t = team["tokens"]
+    form = {"Content-Type": "application/x-www-form-urlencoded"}  # what curl -d sends
+
+    def store(api: httpx.Client, *texts: str) -> list[str]:
+        body = {"entries": [{"text": x, "tags": ["temp"]} for x in texts]}
+        res = api.post("/v1/memory/store", content=json.dumps(body), headers=form)
+        assert res.status_code == 200, res.text
+        return res.json()["ids"]
+
+    def forget(api: httpx.Client, body: dict) -> int:
+        res = api.post("/v1/memory/forget", content=json.dumps(body), headers=form)
+        assert res.status_code == 200, res.text
+        return res.json()["removed"]
+
+    with client(s1, t["alice"]) as alice, client(s2, t["bob"]) as bob:
+        with client(s2, t["team"]) as shared:
+            team_ids = store(shared, "team: scratch notes from the offsite")
+        alice_ids = store(alice, "alice: scratch VPN notes", "alice: scratch deploy notes")
+        bob_ids = store(bob, "bob: scratch dotfile notes")
+        # bob, tags alone and then every age: only his own memory goes
+        assert forget(bob, {"tags": ["temp"]}) == 1
+        assert forget(bob, {"before": "2100-01-01T00:00:00Z"}) == 0
+        assert bob.get(f"/v1/memories/{bob_ids[0]}").status_code == 404
+        for i in alice_ids + team_ids:
+            assert alice.get(f"/v1/memories/{i}").status_code == 200
+        # alice reads the team scope, but forgets her own memories only
+        assert forget(alice, {"tags": ["temp"], "before": "2100-01-01T00:00:00Z"}) == 2
+        assert [alice.get(f"/v1/memories/{i}").status_code for i in alice_ids] == [404, 404]
+        assert alice.get(f"/v1/memories/{team_ids[0]}").status_code == 200
+
+
 # ---------------------------------------------------------------- least privilege (issue 33)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude-code-session"
@@ -336,6 +373,47 @@ def test_transcript_lines_are_served_to_the_server_token_only(host, tmp_path):
         entries = api.get(f"/v1/memories/{some['id']}/context").json()["provenance"]
         assert any(e["exists"] and e["lines"] for e in entries)
         assert all(not e.get("withheld") for e in entries)
+
+
+@pytest.mark.security
+def test_a_path_another_owner_imported_is_not_served_to_the_server(host, tmp_path):
+    """A session imported with ``--path`` from outside any agent's folder is served by
+    ``/context`` to whoever named it: the ledger row of that import is the importing
+    owner's. alice's import from her own folder vouches for nothing on the server."""
+    server, session, url = host["server"], host["session"], host["url"]
+    copies = {}
+    for who in ("host", "alice"):
+        folder = tmp_path / f"{who}-files"
+        folder.mkdir()
+        copies[who] = folder / session.name
+        shutil.copy(session, copies[who])
+    owner = {"alice": {"MEMLOOM_OWNER": "alice"}, "host": {}}
+    for who in ("host", "alice"):  # the host's user at its terminal, then alice at hers
+        done = cli(
+            tmp_path / f"{who}-home",
+            url,
+            "import",
+            "sessions",
+            "--path",
+            str(copies[who].parent),
+            "--json",
+            MEMLOOM_LLM="offline",
+            CLAUDE_CONFIG_DIR=str(server.claude),
+            **owner[who],
+        )
+        assert done.returncode == 0, done.stderr
+    seen = {"host": 0, "alice": 0}
+    with server.client(SERVER_TOKEN) as api:
+        for memory in api.get("/v1/memories", params={"limit": 1000}).json()["memories"]:
+            ctx = api.get(f"/v1/memories/{memory['id']}/context", params={"around": 3})
+            for entry in ctx.json()["provenance"]:
+                if entry["path"] == str(copies["alice"]):
+                    assert entry["lines"] == [] and entry["withheld"] == "not_imported", entry
+                    seen["alice"] += 1
+                elif entry["path"] == str(copies["host"]):
+                    assert entry["withheld"] is None and entry["lines"], entry
+                    seen["host"] += 1
+    assert seen["host"] >= 1 and seen["alice"] >= 1, seen
 
 
 @pytest.mark.security

@@ -413,7 +413,7 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 (key,),
             )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 7
+    assert store.schema_version == len(MIGRATIONS) == 8
     assert store.native_rows(["/nowhere"]) == []  # migration 7's table is there
     assert store.count() == 3
     alice = store.scoped(Principal("alice"))
@@ -425,6 +425,8 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
     # Ledger rows written before agents were recorded are named by their key (migration 4).
     rows = alice.ledger_get_many(["/home/a/.claude/projects/-x/1.jsonl", "codex:019a"])
     assert sorted(r.agent for r in rows.values()) == ["claude-code", "codex"]
+    # No older row was named with --path (migration 8).
+    assert {r.named_root for r in rows.values()} == {None}
     store.close()
 
 

@@ -224,6 +224,52 @@ def test_a_page_of_another_origin_changes_nothing(target, attacker, browser):
         assert all(PAYLOAD not in m["text"] for m in found.json()["memories"])
 
 
+TOKEN_JS = r"""
+async ([routes, token]) => {
+  // The token holder's exception (a body of any type read as JSON) must not reach a
+  // page: it cannot attach Authorization to another origin's request without a CORS
+  // preflight, which is never answered; in no-cors mode the header is dropped.
+  const log = [];
+  for (const [method, route] of routes) {
+    const body = JSON.stringify(route.body);
+    const tries = [["cors", "text/plain"], ["cors", null], ["no-cors", "text/plain"]];
+    for (const [mode, type] of tries) {
+      const headers = {Authorization: "Bearer " + token};
+      if (type) headers["Content-Type"] = type;
+      try {
+        const res = await fetch(route.url, {method, mode, headers, body});
+        log.push([mode, route.url, res.type === "opaque" ? "sent" : "READ " + res.status]);
+      } catch (e) { log.push([mode, route.url, "blocked"]); }
+    }
+  }
+  return log;
+}
+"""
+
+
+def test_a_page_that_has_the_token_still_changes_nothing(target, attacker, browser):
+    """Even a page that somehow had the token (``curl -d`` style bodies, the Distill
+    guide's, are read as JSON for the token's holder): the browser will not send the
+    token cross-origin without a preflight memloom never answers."""
+    daemon, ids = target
+    before = snapshot(daemon)
+    routes = state_changing_routes(daemon, ids)
+    attacker.page = b"<!doctype html><title>docs</title><body>hi</body>"
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(attacker.url)
+        log = page.evaluate(TOKEN_JS, [[[m, r] for m, r in routes], daemon.token])
+    finally:
+        context.close()
+    assert snapshot(daemon) == before
+    assert not [entry for entry in log if "READ" in entry[2]], log
+    assert {e[2] for e in log if e[0] == "cors"} == {"blocked"}, log
+    with daemon.client() as api:
+        found = api.post("/v1/memory/recall", json={"query": "curl setup.sh before committing"})
+        assert all(PAYLOAD not in m["text"] for m in found.json()["memories"])
+
+
 def test_the_viewer_cannot_be_framed_by_another_page(target, attacker, browser):
     daemon, _ = target
     attacker.page = (

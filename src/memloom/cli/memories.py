@@ -127,7 +127,8 @@ def forget(
     """Delete memories for good, with all their versions. Criteria combine with AND.
 
     At your terminal a forget by --tag or --before reaches every project unless you give
-    --project; over HTTP and MCP it must name its scope (a project, or all)."""
+    --project (over HTTP too, as in Distill); over MCP it must name its scope (a project,
+    or all)."""
     if not id_ and not tag and before is None:
         raise CliError("say what to forget: --id, --tag and/or --before")
     if project is not None and all_:

@@ -95,6 +95,7 @@ def import_sessions(
                 force=force,
                 progress=progress,
                 agent=_agent_name(agent),
+                named=bool(path),  # the owner's own choice: /context may serve its lines
             )
     if native_report is not None:
         report.native = native_report

@@ -148,8 +148,10 @@ class Activity:
 
         A stored row is not trusted to name a file (a backup restored, an import of a
         file swapped afterwards): lines are served only up to the ledger's watermark of
-        that session (no ledger row: none), from a file that still lies in the agent's
-        folders, passes the ownership rules and is that agent's session by its content
+        that session (no ledger row: none; the ledger is this owner's), from a file that
+        still lies in the agent's folders -- or, imported with ``--path``, in the folder
+        the owner named (the ledger's ``named_root``, never restored from a backup) --,
+        passes the ownership rules and is that agent's session by its content
         (``withheld`` says why not), at most :data:`CONTEXT_ROW_BYTES` per row and
         :data:`CONTEXT_TOTAL_BYTES` in all (``truncated``)."""
         from pathlib import Path
@@ -226,7 +228,10 @@ class Activity:
         row = next((rows[k] for k in sorted(keys) if k in rows), None)
         if row is None:
             return 0, "not_imported"
-        rule = unsafe_reason(session_container(p.path), agent.session_folders())
+        # A file the owner named with --path is theirs to read where it is: fenced in the
+        # folder they named, as the import was; any other in the agent's own folders.
+        folders = [row.named_root] if row.named_root else agent.session_folders()
+        rule = unsafe_reason(session_container(p.path), folders)
         if rule is not None:
             return 0, rule
         if not agent.recognises(Path(p.path)):

@@ -32,7 +32,6 @@ from memloom.models import (
     MAX_NAME_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
-    UNSCOPED_FORGET,
     ConflictDocument,
     ConflictList,
     ErrorResponse,
@@ -74,7 +73,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         404: "Not found",
         409: "Not valid in the current state",
         413: "Body too large",
-        415: "A body that is not Content-Type: application/json",
+        415: "A body that is not Content-Type: application/json, sent without a valid "
+        "bearer token",
         421: "A Host this server does not answer to (DNS rebinding)",
         422: "Invalid field values",
         503: "The database or embedder is unavailable",
@@ -348,7 +348,9 @@ def create_app(
             "listing, versions, provenance, conflicts, session import and capture. "
             'Errors are `{"error": message}`. Every `/v1` route needs '
             "`Authorization: Bearer <token>` (the token is in `api-token` in the data folder, "
-            "see `memloom status`) and a JSON body is sent as `Content-Type: application/json`."
+            "see `memloom status`). A body is JSON: with a valid token it is read as JSON "
+            "whatever its `Content-Type` (`curl -d` works as written); without one, anything "
+            "but `Content-Type: application/json` is refused (415)."
         ),
         responses=ERRORS,
         lifespan=lifespan,
@@ -378,10 +380,10 @@ def create_app(
 
     @app.post("/v1/memory/forget", tags=["memory"])
     def forget(m: Current, req: ForgetRequest) -> ForgetResponse:
-        """Delete by ids, tags and/or `before` (`older_than`); criteria combine with AND.
-        Without ids, name the scope: `project`, or `"all": true`."""
-        if req.unscoped:
-            return errors.error(422, UNSCOPED_FORGET)  # type: ignore[return-value]
+        """Delete by ids, tags and/or `before` (`older_than`); criteria combine with AND,
+        over the caller's own memories (an API token: its owner's). `project` narrows a
+        forget to one project; `tags` or `before` alone reach every project, as in
+        Distill (MCP, whose caller is a model, asks for `project` or `"all": true`)."""
         return m.forget(req)
 
     @app.get("/v1/memory/stats", tags=["memory"])
@@ -647,20 +649,20 @@ def create_app(
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     app.state.engines = EngineScopes(engine)
-    wrapped: Any = BearerAuth(
+    bearer = BearerAuth(
         app,
         token,
         lookup=engine.token_principal if engine.supports_tokens else None,
         open_paths=OPEN_PATHS,
         open_prefixes=OPEN_PREFIXES,
     )
-    wrapped = BodyLimit(wrapped, max_body)
-    wrapped = OwnerOnly(
-        wrapped,
+    wrapped: Any = OwnerOnly(
+        BodyLimit(bearer, max_body),
         HostPolicy(host, allowed_hosts),
         open_paths=OPEN_PATHS,
         open_prefixes=OPEN_PREFIXES,
         docs_paths=DOCS_PATHS,
+        bearer=bearer,  # a token holder's body is read as JSON whatever its type
     )
     wrapped.fastapi = app  # the FastAPI app itself, for its OpenAPI document
     return wrapped

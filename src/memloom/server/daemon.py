@@ -219,6 +219,20 @@ def viewer_link(url: str, token: str) -> str:
     return f"{url}/#token={quote(token, safe='')}"
 
 
+def curl_line(url: str, where: str) -> str:
+    """A ``curl`` call to paste, as the Distill guide writes its calls (``-d``) with the
+    token added: the shell reads it from ``where`` (its file, or ``MEMLOOM_API_TOKEN``)
+    when the line runs, so the line holds no token (it may land in logs and scrollback)."""
+    import shlex
+
+    if where == "MEMLOOM_API_TOKEN":
+        secret = "$MEMLOOM_API_TOKEN"
+    else:
+        secret = f"$(cat {shlex.quote(where)})"
+    body = '{"query": "how do I run the app locally?"}'
+    return f"curl -H \"Authorization: Bearer {secret}\" {url}/v1/memory/recall -d '{body}'"
+
+
 def serve(
     home: str | os.PathLike[str] | None = None,
     *,
@@ -319,6 +333,7 @@ def serve(
         sys.stderr.write(
             f"memloom: serving {url} (token: {where})\n"
             f"memloom: viewer: {viewer_link(browse, secret)}\n"
+            f"memloom: try: {curl_line(browse, where)}\n"
         )
         sys.stderr.flush()
         config = uvicorn.Config(

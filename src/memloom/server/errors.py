@@ -26,6 +26,8 @@ from memloom.errors import (
 
 log = logging.getLogger("memloom.server")
 
+NOT_JSON = "request body is not valid JSON"
+
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     # A message may quote the request (a path, a key); an unpaired surrogate in it
@@ -45,7 +47,9 @@ def install(app: FastAPI) -> None:
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         if any(e.get("type") == "json_invalid" for e in errors):
-            return error(400, "request body is not valid JSON")
+            return error(400, NOT_JSON)
+        if any(e.get("type") == "missing" and tuple(e.get("loc", ())) == ("body",) for e in errors):
+            return error(422, "send a JSON body: this route needs one")
         return error(422, _describe(list(errors)))
 
     @app.exception_handler(PydanticError)
@@ -54,6 +58,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, UnicodeDecodeError):  # FastAPI's "error parsing the body"
+            return error(400, f"{NOT_JSON} (it is not UTF-8)")
         return error(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
 
     @app.exception_handler(NotFoundError)

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from memloom.agents import DEFAULT_AGENT, get_agent
+from memloom.agents import DEFAULT_AGENT, get_agent, session_container
 from memloom.agents.base import DiscoverOptions
+from memloom.agents.discovery import inside
 from memloom.core import beliefs
 from memloom.errors import (
     EmbedderUnavailableError,
@@ -176,6 +177,10 @@ class ImportOptions:
     extra: dict[str, Any] = field(default_factory=dict)
     #: The agent whose sessions these are (a name in :func:`memloom.agents.agent_names`).
     agent: str = DEFAULT_AGENT
+    #: ``paths`` are the owner's own choice (``memloom import sessions --path``), not a
+    #: hook's or an HTTP client's: each session's ledger row records the folder named
+    #: (``LedgerRow.named_root``), from which ``/context`` may serve its lines.
+    named: bool = False
 
 
 class ProviderStopped(Exception):
@@ -305,6 +310,22 @@ def _line_ends(path: Path, start: int, end: int, opener: ledger_mod.Opener) -> l
     return out
 
 
+def named_roots(paths: Iterable[Path]) -> list[tuple[str, str]]:
+    """For each path the owner named: (its real path, the folder that fences what is read
+    of it), as the ``--path`` walk fences it: a named folder itself, a named file's folder."""
+    out = []
+    for given in paths:
+        p = Path(given).expanduser()
+        real = os.path.realpath(p)
+        out.append((real, real if os.path.isdir(real) else os.path.realpath(p.absolute().parent)))
+    return out
+
+
+def named_root(path: str, roots: Sequence[tuple[str, str]]) -> str | None:
+    """The fence of the first named path that is ``path`` or holds it (None: none)."""
+    return next((root for real, root in roots if inside(path, real)), None)
+
+
 def _hash_range(digest: Any, path: Path, start: int, end: int, opener: ledger_mod.Opener) -> None:
     """Feed bytes [start, end) of ``path`` to ``digest``, a block at a time."""
     with opener(path) as fh:
@@ -337,6 +358,7 @@ class Importer:
             llm, judge=options.judge, observer=self.journal.record, strict=True
         )
         self._progress: _Progress | None = None
+        self._named = named_roots(options.paths) if options.named and options.paths else []
 
     # ------------------------------------------------------------ run
 
@@ -394,12 +416,16 @@ class Importer:
         rep = SessionReport(
             path=str(path), agent=self.agent.name, session_id=file.session_id, reason=plan.reason
         )
+        named = named_root(session_container(str(path)), self._named) or (
+            row.named_root if row is not None else None
+        )
         if plan.action == "skip":
             self.report.skipped["up_to_date"] += 1
             self._emit("session_skipped", path=str(path), reason=plan.reason)
-            if row is not None and row.mtime != file.mtime and not self.opt.dry_run:
+            changed = row is not None and (row.mtime, row.named_root) != (file.mtime, named)
+            if row is not None and changed and not self.opt.dry_run:
                 with self.engine.backend.transaction():
-                    row.mtime = file.mtime
+                    row.mtime, row.named_root = file.mtime, named
                     self.engine.backend.ledger_put(row)
             return None
         self.report.sessions += 1
@@ -477,7 +503,7 @@ class Importer:
 
         resumed = row is not None and plan.action == "resume"
         progress = self._progress = _Progress(
-            row=row
+            row=replace(row, named_root=named)
             if resumed and row is not None
             else LedgerRow(
                 path=key,
@@ -491,6 +517,7 @@ class Importer:
                 status="partial",
                 memories=0,
                 agent=self.agent.name,
+                named_root=named,
             ),
             replaying=resumed,
         )
@@ -516,6 +543,7 @@ class Importer:
                 last_error=error,
                 updated_at=time.time(),
                 agent=self.agent.name,
+                named_root=named,
             )
             self.engine.backend.ledger_put(progress.row)
 
@@ -866,8 +894,7 @@ def _ledger_root(row: LedgerRow) -> str | None:
     project of a session file that lies in its agent's home (a file imported with
     ``--path`` from elsewhere vouches for nothing); the project of an agent whose rows
     are keyed by session id (Codex, Gemini, OpenCode: discovery found it)."""
-    from memloom.agents import agent_for_source, session_container
-    from memloom.agents.discovery import inside
+    from memloom.agents import agent_for_source
 
     if row.agent == "aider":
         return os.path.dirname(row.path) if os.path.isabs(row.path) else None

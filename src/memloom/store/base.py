@@ -157,6 +157,11 @@ class LedgerRow:
     #: The coding agent the session belongs to (its ``source`` name: ``claude-code``,
     #: ``codex``…); None only for rows written by a caller that did not say.
     agent: str | None = None
+    #: The folder the owner named with ``import sessions --path`` (the named folder, or a
+    #: named file's folder), resolved: their own choice, so ``/context`` may serve the
+    #: file's lines from there though it is no agent's folder. None: found by discovery
+    #: or a hook. Never taken from a backup (``memloom.backup`` drops it on restore).
+    named_root: str | None = None
 
 
 @dataclass

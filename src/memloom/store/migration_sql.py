@@ -6,7 +6,7 @@ take these as they are; like every migration, they never change once released.
 
 from __future__ import annotations
 
-__all__ = ["LEDGER_AGENT"]
+__all__ = ["LEDGER_AGENT", "LEDGER_NAMED_ROOT"]
 
 #: Which coding agent a ledger row's session belongs to (``memloom status`` per agent);
 #: rows written before are named by their key's shape.
@@ -18,4 +18,10 @@ LEDGER_AGENT = """
         WHEN path LIKE 'copilot:%' OR path LIKE 'copilot-legacy:%' THEN 'copilot-cli'
         WHEN path LIKE '%.aider.chat.history.md' THEN 'aider'
         ELSE 'claude-code' END;
+    """
+
+#: The folder the owner named with ``import sessions --path`` (``LedgerRow.named_root``):
+#: ``/context`` serves lines of such a session from there. Rows written before have none.
+LEDGER_NAMED_ROOT = """
+    ALTER TABLE ledger ADD COLUMN named_root TEXT;
     """

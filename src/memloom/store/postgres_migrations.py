@@ -7,7 +7,7 @@ migrate the database exactly once.
 
 from __future__ import annotations
 
-from memloom.store.migration_sql import LEDGER_AGENT
+from memloom.store.migration_sql import LEDGER_AGENT, LEDGER_NAMED_ROOT
 
 MIGRATIONS: list[str] = [
     # 1: the whole model of SQLite's five migrations, plus owners and API tokens
@@ -235,4 +235,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX native_notes_folder ON native_notes (owner, folder);
     CREATE INDEX native_notes_memory ON native_notes (memory_id);
     """,
+    # 8: the folder the owner named with ``import sessions --path`` (``/context`` serves
+    # lines of such a session from there)
+    LEDGER_NAMED_ROOT,
 ]

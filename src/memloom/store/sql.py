@@ -97,6 +97,7 @@ LEDGER_FIELDS = (
     "last_error",
     "updated_at",
     "agent",
+    "named_root",
 )
 NATIVE_FIELDS = (
     "path",
@@ -681,6 +682,7 @@ class SQLStore:
                 row.last_error,
                 row.updated_at or time.time(),
                 row.agent,
+                row.named_root,
             ),
         )
 

@@ -6,7 +6,7 @@ in one transaction each, so an older database is upgraded in place.
 
 from __future__ import annotations
 
-from memloom.store.migration_sql import LEDGER_AGENT
+from memloom.store.migration_sql import LEDGER_AGENT, LEDGER_NAMED_ROOT
 
 MIGRATIONS: list[str] = [
     # 1: memories, tags, meta
@@ -166,4 +166,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX native_notes_folder ON native_notes (folder);
     CREATE INDEX native_notes_memory ON native_notes (memory_id);
     """,
+    # 9: the folder the owner named with ``import sessions --path`` (``/context`` serves
+    # lines of such a session from there)
+    LEDGER_NAMED_ROOT,
 ]
