@@ -239,6 +239,25 @@ def host(tmp_path: Path, pg_url: str) -> Iterator[dict]:
         stop(server)
 
 
+@pytest.mark.security
+def test_the_server_tokens_forget_by_tags_alone_keeps_the_other_owners(host):
+    """The server's own token acts for the whole store, but a forget by tags or age
+    alone (the Distill guide's call) is the host owner's: it never empties alice's."""
+    server = host["server"]
+    body = {"entries": [{"text": "scratch notes of the day", "tags": ["temp"]}]}
+    with client(server, host["tokens"]["alice"]) as alice:
+        [alice_id] = alice.post("/v1/memory/store", json=body).json()["ids"]
+    with server.client(SERVER_TOKEN) as api:
+        body = {"entries": [{"text": "the host's scratch build notes", "tags": ["temp"]}]}
+        [own_id] = api.post("/v1/memory/store", json=body).json()["ids"]
+        res = api.post("/v1/memory/forget", json={"tags": ["temp"]})
+        assert res.status_code == 200 and res.json()["removed"] == 1
+        assert api.get(f"/v1/memories/{own_id}").status_code == 404
+        assert api.get(f"/v1/memories/{alice_id}").status_code == 200
+        # named by id, the server token still reaches it: the store's administrator
+        assert api.post("/v1/memory/forget", json={"ids": [alice_id]}).json()["removed"] == 1
+
+
 def ndjson(res: httpx.Response) -> list[dict]:
     return [json.loads(line) for line in res.iter_lines() if line]
 

@@ -383,7 +383,9 @@ class SQLStore:
             params.append(project)
         if not conditions:
             return []
-        owned, owned_params = self._owned_sql("m")
+        # By tags or age alone: the caller's own, never every owner's (a server token's too).
+        mine = not ids and project is None
+        owned, owned_params = self._mine_sql("m") if mine else self._owned_sql("m")
         rows = self._fetch(
             f"SELECT m.id FROM memories m {conjunction([*conditions, *owned])}",
             [*params, *owned_params],
