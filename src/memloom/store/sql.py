@@ -362,8 +362,7 @@ class SQLStore:
         before: float | None,
         project: str | None = None,
     ) -> list[str]:
-        """Ids matching every given criterion (forget's selection), the caller's own only;
-        ``project``: of that project only."""
+        """Forget's selection: ids matching every criterion (``project``: of it only)."""
         d = self.dialect
         conditions: list[str] = []
         params: list[Any] = []
