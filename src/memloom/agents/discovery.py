@@ -51,6 +51,8 @@ __all__ = [
     "first_visit",
     "home_folder",
     "inside",
+    "named_root",
+    "named_roots",
     "newest_first",
     "regular_stat",
     "scan_sorted",
@@ -385,3 +387,19 @@ def walk_named(
                 consider(p, True)
         else:
             out.skip("missing", p)
+
+
+def named_roots(paths: Iterable[Path]) -> list[tuple[str, str]]:
+    """For each path the owner named: (its real path, the folder that fences what is read
+    of it), as the ``--path`` walk fences it: a named folder itself, a named file's folder."""
+    out = []
+    for given in paths:
+        p = Path(given).expanduser()
+        real = os.path.realpath(p)
+        out.append((real, real if os.path.isdir(real) else os.path.realpath(p.absolute().parent)))
+    return out
+
+
+def named_root(path: str, roots: Sequence[tuple[str, str]]) -> str | None:
+    """The fence of the first named path that is ``path`` or holds it (None: none)."""
+    return next((root for real, root in roots if inside(path, real)), None)

@@ -73,8 +73,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         404: "Not found",
         409: "Not valid in the current state",
         413: "Body too large",
-        415: "A body that is not Content-Type: application/json, sent without a valid "
-        "bearer token",
+        415: "A body that is not Content-Type: application/json, sent without a valid bearer token",
         421: "A Host this server does not answer to (DNS rebinding)",
         422: "Invalid field values",
         503: "The database or embedder is unavailable",

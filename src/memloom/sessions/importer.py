@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from memloom.agents import DEFAULT_AGENT, get_agent, session_container
 from memloom.agents.base import DiscoverOptions
-from memloom.agents.discovery import inside
+from memloom.agents.discovery import inside, named_root, named_roots
 from memloom.core import beliefs
 from memloom.errors import (
     EmbedderUnavailableError,
@@ -308,22 +308,6 @@ def _line_ends(path: Path, start: int, end: int, opener: ledger_mod.Opener) -> l
     if last != b"\n":
         out.append(end)  # a complete last record without its newline
     return out
-
-
-def named_roots(paths: Iterable[Path]) -> list[tuple[str, str]]:
-    """For each path the owner named: (its real path, the folder that fences what is read
-    of it), as the ``--path`` walk fences it: a named folder itself, a named file's folder."""
-    out = []
-    for given in paths:
-        p = Path(given).expanduser()
-        real = os.path.realpath(p)
-        out.append((real, real if os.path.isdir(real) else os.path.realpath(p.absolute().parent)))
-    return out
-
-
-def named_root(path: str, roots: Sequence[tuple[str, str]]) -> str | None:
-    """The fence of the first named path that is ``path`` or holds it (None: none)."""
-    return next((root for real, root in roots if inside(path, real)), None)
 
 
 def _hash_range(digest: Any, path: Path, start: int, end: int, opener: ledger_mod.Opener) -> None:
