@@ -10,10 +10,14 @@ the same tasks through the same ``complete()`` call as the real providers:
   ..."), explicit notes ("remember ...", "note that ..."), decisions ("let's go
   with ...", "we decided ..."), project facts ("we use ...") and commands that
   work (a backticked shell command with run/use/install/test/... in a user or
-  assistant sentence). Questions, hedged sentences ("maybe", "I think"), code,
-  logs, pasted output and sentences that lean on context ("it", "this") are
-  skipped. At most ``max_items`` memories per chunk, deduplicated, each at
-  most 300 characters, each citing the transcript line it came from.
+  assistant sentence: a procedure when it says how to do something, a fact when
+  it says what is true). Questions, headings ("Problem Description:", "## …"),
+  narration ("The question is …", "Let me …", "Looking at …"), reports of work
+  done, hedged sentences ("maybe", "I think"), code, logs, pasted output,
+  fragments, text in a non-Latin script and sentences that lean on context
+  ("it", "this", "also", "the other") are skipped, whoever wrote them. At most
+  ``max_items`` memories per chunk, deduplicated, each at most 300 characters,
+  each citing the transcript line it came from.
 * ``memloom_classify`` — a word-overlap rule (the importer normally uses the
   distance bands offline instead).
 * ``memloom_judge`` — always ``unsure``.
