@@ -218,3 +218,78 @@ def test_offline_classify_and_judge() -> None:
 def test_unknown_task() -> None:
     with pytest.raises(LLMError, match="does not know the task"):
         OfflineLLM().complete("memloom_other", "", {}, {})
+
+
+# Issue 43: questions, headings and narration are never memories, whoever wrote them.
+@pytest.mark.parametrize("role", ["user", "assistant"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The question is: when the subagent runs `git commit`, does the hook fire",
+        "The question is: when the subagent runs `git commit` the hook fires twice.",
+        "Problem Description: running `npm test` fails on CI with a timeout.",
+        "Summary: use `uv run pytest` to run the tests.",
+        "## Running the tests with `make test`",
+        "Steps to reproduce: run `npm start` and open the page.",
+        "Build And Deploy: run `npm run build` first.",
+        "To run the tests, use one of these commands:",
+        "Let me run `pytest -q` to check the fix.",
+        "I'll use `ruff check` on the whole tree.",
+        "Now I need to run `npm install` in the frontend.",
+        "Looking at the logs, `docker compose up` starts the db first.",
+        "First, run `make setup` in a fresh clone.",
+        "Great, now run `npm test` again to confirm the fix.",
+        "Here's how you run it: `npm run dev`.",
+        "Which is better, `uv pip install` or `pip install` for the CI image.",
+        "Should I use `pnpm install` or `npm install` here?",
+        "Use `uv` (or `pip install -e .` for the tests.",
+        "Always run `make lint` before committing, right?",
+    ],
+)
+def test_never_memories(text: str, role: str) -> None:
+    assert extracted((role, text)) == []
+
+
+def test_done_reports_and_rules_leaning_back_are_dropped() -> None:
+    assert (
+        extracted(("assistant", "Created `CONTRIBUTING.md` so anyone can run `cargo test`.")) == []
+    )
+    assert extracted(("user", "Do not also set a `role:` parameter.")) == []
+    assert extracted(("user", "Do not touch the other two docs in this folder.")) == []
+    # Text in another script: the rules are rules of English (a real Gemini CLI reply).
+    assert (
+        extracted(("assistant", "建立 `CONTRIBUTING.md`：包含 Running Tests (`cargo test`)")) == []
+    )
+
+
+def test_how_to_is_a_procedure_and_what_is_true_is_a_fact() -> None:
+    # The first two are real assistant lines (claude-code-log transcripts, MIT licence:
+    # tests/fixtures/transcripts/LICENSE).
+    got = extracted(
+        (
+            "assistant",
+            "`claude -p` can use WebSearch and Task tools - they're part of the default toolset.",
+        ),
+        (
+            "assistant",
+            "The project uses `uv` for packaging with `hatchling` as the build "
+            "backend, targeting Python 3.12+.",
+        ),
+        ("assistant", "To rebuild the docs, run `make docs` from the repo root."),
+        ("assistant", "Run `npm run build` before deploying to Netlify."),
+        ("assistant", "Anyone with Node.js can just run `npm install` and `npm start`."),
+        ("assistant", "Force reinstall: `uv tool upgrade --reinstall mytool` after a change."),
+        ("assistant", "The test suite uses `pytest` with the xdist plugin."),
+        ("user", "I prefer `pnpm install` over `npm install` in the acme-api repo."),
+        max_items=20,
+    )
+    assert [kind for _, kind, _ in got] == [
+        "fact",
+        "fact",
+        "procedure",
+        "procedure",
+        "procedure",
+        "procedure",
+        "fact",
+        "preference",
+    ]

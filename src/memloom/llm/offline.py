@@ -10,10 +10,14 @@ the same tasks through the same ``complete()`` call as the real providers:
   ..."), explicit notes ("remember ...", "note that ..."), decisions ("let's go
   with ...", "we decided ..."), project facts ("we use ...") and commands that
   work (a backticked shell command with run/use/install/test/... in a user or
-  assistant sentence). Questions, hedged sentences ("maybe", "I think"), code,
-  logs, pasted output and sentences that lean on context ("it", "this") are
-  skipped. At most ``max_items`` memories per chunk, deduplicated, each at
-  most 300 characters, each citing the transcript line it came from.
+  assistant sentence: a procedure when it says how to do something, a fact when
+  it says what is true). Questions, headings ("Problem Description:", "## …"),
+  narration ("The question is …", "Let me …", "Looking at …"), reports of work
+  done, hedged sentences ("maybe", "I think"), code, logs, pasted output,
+  fragments, text in a non-Latin script and sentences that lean on context
+  ("it", "this", "also", "the other") are skipped, whoever wrote them. At most
+  ``max_items`` memories per chunk, deduplicated, each at most 300 characters,
+  each citing the transcript line it came from.
 * ``memloom_classify`` — a word-overlap rule (the importer normally uses the
   distance bands offline instead).
 * ``memloom_judge`` — always ``unsure``.
@@ -92,8 +96,58 @@ _FILLER = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
-    r"^(?:can|could|would|will|did|is|are|was|were|should|shall|what|how|why|"
-    r"who|whose|may|might|any idea|do(?:es)?(?!\s+not\b|n'?t\b))\b",
+    r"^(?:can|could|would|will|did|is|are|was|were|should|shall|what|how|why|which|where|"
+    r"whether|who|whose|may|might|any idea|any chance|have you|has anyone|i wonder|"
+    r"do(?:es)?(?!\s+not\b|n'?t\b))\b",
+    re.IGNORECASE,
+)
+# A label that names a part of a message, not a subject: "Problem Description: …",
+# "Summary: …", "## Steps", "Step 2: …", "The question is: …". What follows it is
+# the writer's account of the moment, never a standing memory.
+_HEADING = re.compile(
+    r"^(?:#{1,6}\s|(?:(?:the\s+)?(?:problem|issue|bug|question|description|summary|context|"
+    r"background|goal|objective|task|overview|status|results?|update|answer|analysis|"
+    r"findings?|observations?|conclusion|tl;?dr|next steps?|changes|errors?|output|"
+    r"requirements?|expected(?:\s+behaviou?r)?|actual(?:\s+behaviou?r)?|steps to reproduce|"
+    r"root cause|solution|approach|plan|example|(?:step|phase|part|option)\s+\w+)"
+    r"(?:\s+(?:description|statement|summary|details?|overview))?\s*[:\-–—]))",
+    re.IGNORECASE,
+)
+# Two to four Title Case words and a colon: a heading however it is worded.
+_TITLE_LABEL = re.compile(r"^(?:[A-Z][\w'’/&-]*\s+){1,3}[A-Z][\w'’/&-]*\s*:")
+# Narration: the writer telling what they are doing, did or see, not what holds.
+_NARRATION = re.compile(
+    r"^(?:the\s+(?:main\s+|real\s+|key\s+|only\s+|actual\s+|big\s+)?(?:question|problem|"
+    r"issue|point|idea|thing|catch|goal|task|answer|reason|challenge|difference|error|fix|"
+    r"plan)s?\s+(?:here\s+)?(?:is|was|are|were)\b|"
+    r"let me\b|let['’]?s see\b|i['’]ll\b|i will\b|i['’]m going to\b|i am going to\b|"
+    r"now,?\s+(?:i|we|let)\b|looking\s+(?:at|into|through|over)\b|"
+    r"(?:first|firstly|second|secondly|next|then|finally|lastly),|"
+    r"great\b|perfect\b|excellent\b|awesome\b|good news\b|done\b|"
+    r"here(?:['’]s| is| are)\b|i['’]ve\b|i have (?:added|created|updated|fixed|made|changed|"
+    r"implemented|removed|written)\b|we['’]ve\b|(?:as\s+)?you can see\b|i see\b|i notice|"
+    r"i found\b|based on\b|in summary\b|to summari[sz]e\b)",
+    re.IGNORECASE,
+)
+# An assistant's report of work just done: "Created `CONTRIBUTING.md` with …".
+_DONE_REPORT = re.compile(
+    r"^(?:created|added|updated|removed|renamed|moved|implemented|refactored|changed|"
+    r"modified|wrote|replaced|deleted|installed|fixed|verified|confirmed|tested)\b",
+    re.IGNORECASE,
+)
+# Words by which a rule leans on what was said before it ("do not also …").
+_LEANS_BACK = re.compile(r"\b(?:also|as well|the other|the rest|again)\b", re.IGNORECASE)
+# How to do something: an imperative, "to X, run Y", "you can run …", "X: `cmd`".
+_HOW_TO = re.compile(
+    r"^(?:run|use|install|reinstall|execute|invoke|call|start|restart|build|test|lint|format|"
+    r"deploy|launch|upgrade|update|set|export|source|activate|pass|add|prefix|pipe|type|"
+    r"open|serve|enable|disable|pin|clear|delete|remove|check|try)\b|"
+    r"^to\s+\w+|"
+    r"^(?:you|anyone|one|we|users?|developers?|people|everyone)\b[^.;]{0,80}?\b"
+    r"(?:can|could|should|must|need to|needs to|have to|has to)\s+"
+    r"(?:just\s+|simply\s+|now\s+|also\s+|then\s+|always\s+)?\w+|"
+    r"\b(?:just|simply)\s+(?:run|use|type|call)\b|\bby running\b|"
+    r"^[\w .'-]{1,40}:\s*`",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
@@ -266,7 +320,7 @@ def _user_candidate(s: str, line: int, name: str) -> _Candidate | None:
         return None
     rule = _RULE.match(s)
     if rule and not _RULE_NOISE.match(rule.group(0)[rule.start("word") :]):
-        if _DEICTIC.search(s) or len(s.split()) < 4:
+        if _DEICTIC.search(s) or _LEANS_BACK.search(s) or len(s.split()) < 4:
             return None
         return _Candidate(1, line, "preference", f"User rule: {_finish(_lower_first(s))}")
     if _I_PREFER.match(s) or _USE_INSTEAD.match(s) or _PLEASE_USE.match(s):
@@ -297,9 +351,11 @@ def _user_candidate(s: str, line: int, name: str) -> _Candidate | None:
 
 
 def _procedure_candidate(s: str, line: int, role: str, name: str) -> _Candidate | None:
+    """A sentence with a working command: a procedure if it says how to do something,
+    else a fact (what a tool is, has or can do)."""
     if not _commands(s) or s.endswith(":") or _HEDGE.search(s) or _STATUS.search(s):
         return None
-    if role == "assistant" and _ASSISTANT_TRANSIENT.match(s):
+    if role == "assistant" and (_ASSISTANT_TRANSIENT.match(s) or _DONE_REPORT.match(s)):
         return None
     if not (_RUN_COMMAND.search(s) or _COMMAND_VERB.search(_INLINE_CODE.sub(" ", s))):
         return None
@@ -308,7 +364,34 @@ def _procedure_candidate(s: str, line: int, role: str, name: str) -> _Candidate 
     if _DEICTIC.search(before) or len(s.split()) < 4:
         return None
     body = s[0].upper() + s[1:]
-    return _Candidate(4, line, "procedure", f"In {name or 'the project'}: {_finish(body)}")
+    kind = "procedure" if _HOW_TO.search(s) else "fact"
+    return _Candidate(4, line, kind, f"In {name or 'the project'}: {_finish(body)}")
+
+
+def _unbalanced(text: str) -> bool:
+    bare = _INLINE_CODE.sub("", text)
+    return any(bare.count(a) != bare.count(b) for a, b in ("()", "[]", "{}"))
+
+
+def _not_latin(text: str) -> bool:
+    """Mostly letters of a non-Latin script: these rules are rules of English."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return sum(ord(ch) > 0x2FF for ch in letters) > 0.3 * max(len(letters), 1)
+
+
+def _not_a_memory(sentence: str) -> bool:
+    """Questions, headings, narration, fragments and secrets, whoever wrote them."""
+    bare = _INLINE_CODE.sub("", sentence)
+    return bool(
+        _not_latin(bare)
+        or "?" in re.sub(r"https?://\S+", "", bare)
+        or sentence.rstrip().endswith(":")
+        or _SECRETISH.search(sentence)
+        or _HEADING.match(sentence)
+        or _TITLE_LABEL.match(sentence)
+        or _NARRATION.match(sentence)
+        or _unbalanced(sentence)
+    )
 
 
 def _candidates(payload: dict[str, Any]) -> Iterator[_Candidate]:
@@ -322,10 +405,10 @@ def _candidates(payload: dict[str, Any]) -> Iterator[_Candidate]:
         if not isinstance(line, int) or role not in ("user", "assistant"):
             continue
         for sentence in _sentences(item["text"]):
-            if sentence.endswith("?") or _SECRETISH.search(sentence):
+            if _not_a_memory(sentence):
                 continue
             s = _FILLER.sub("", sentence).strip()
-            if not s or _QUESTION_START.match(s):
+            if not s or _QUESTION_START.match(s) or _not_a_memory(s):
                 continue
             s = _THIS_PROJECT.sub(lambda m: this_project + m.group(1), s)
             found = _user_candidate(s, line, name) if role == "user" else None
