@@ -18,7 +18,7 @@ import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import assign, commands, pii, structural
+from . import assign, commands, pii, structural, tools
 from .model import (
     CREDENTIALS,
     INTERNAL,
@@ -39,10 +39,7 @@ STRUCTURAL_RULES = (
     "jwt",
     "private-key",
     "url-password",
-    "mysql-password",
-    "sshpass-password",
-    "redis-cli-password",
-    "htpasswd-password",
+    *tools.OLD_RULES,
     "netrc-password",
 )
 MARKER_RE = re.compile(r"\[redacted:[a-z0-9][a-z0-9._-]*\]")
@@ -59,7 +56,11 @@ def scan_buffer(raw: bytes) -> bytes:
 
 
 # Which rule names a merged span when several overlap (highest wins, then the longest).
-PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_PII, PRIO_INTERNAL = 5, 4, 3, 2, 1, 0
+# A tool's option (issue 42) names a span only where no rule before it found one, so
+# every finding of an earlier rule keeps its name.
+PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_TOOL, PRIO_PII, PRIO_INTERNAL = (
+    6, 5, 4, 3, 2, 1, 0
+)
 _PII_RULES = ("email", "phone-number", "credit-card", "us-ssn", "iban")
 
 
@@ -74,6 +75,7 @@ class _Ctx:
 
     cands: list[tuple[int, int, str, int]] = field(default_factory=list)
     seen_names: set[int] = field(default_factory=set)
+    commands: commands.Seen | None = None  # command lines read (allocated lazily)
     examined: bytearray | None = None  # values already parsed by assign (allocated lazily)
 
     def add(self, start: int, end: int, rule: str, level: int) -> None:
@@ -111,6 +113,18 @@ def _found_handler(fn: Callable[[str, int], tuple[int, int, str] | None]) -> Han
         r = fn(text, pos)
         if r is not None:
             ctx.add(r[0], r[1], r[2], CREDENTIALS)
+
+    return handle
+
+
+def _command_handler(
+    fn: Callable[[str, int, commands.Seen], list[tuple[int, int, str]]],
+) -> Handler:
+    def handle(text: str, pos: int, ctx: _Ctx) -> None:
+        if ctx.commands is None:
+            ctx.commands = commands.Seen()
+        for s, e, rule in fn(text, pos, ctx.commands):
+            ctx.add(s, e, rule, CREDENTIALS)
 
     return handle
 
@@ -201,18 +215,14 @@ class Detector:
                     raw.setdefault(a, []).append(h)
                 else:
                     free.setdefault(a, []).append(h)
-        commands_at = (
-            ("mysql", commands.scan_mysql),
-            ("mariadb", commands.scan_mysql),
-            ("mariabackup", commands.scan_mysql),
-            ("sshpass", commands.scan_sshpass),
-            ("redis-cli", commands.scan_redis_cli),
-            ("htpasswd", commands.scan_htpasswd),
-            ("machine", commands.scan_netrc),
-            ("default", commands.scan_netrc),
-        )
+        tool = _command_handler(commands.scan_tool)
+        commands_at: list[tuple[str, Handler]] = [(a, tool) for a in commands.TOOL_NAMES]
+        commands_at.append(("login", _command_handler(commands.scan_login)))
+        netrc = _found_handler(commands.scan_netrc)
+        commands_at += [("machine", netrc), ("default", netrc)]
+        for a, h in commands_at:
+            bounded.setdefault(a, []).append(h)
         for a, fn in (
-            *commands_at,
             ("authorization", structural.scan_auth_header),
             ("bearer", structural.scan_bearer),
             ("-u ", structural.scan_curl_user),
@@ -220,8 +230,9 @@ class Detector:
             ("eyj", structural.scan_jwt),
         ):
             bounded.setdefault(a, []).append(_found_handler(fn))
+        option = _command_handler(commands.scan_option)
         for a in assign.ANCHORS:
-            free.setdefault(a, []).append(_assign_handler(len(a)))
+            free.setdefault(a, []).extend((_assign_handler(len(a)), option))
 
         # A trie match returns the longest anchor; give it the handlers of its prefixes too.
         # Anchors are spelled as they appear in the scan buffer (separators -> spaces).
@@ -230,7 +241,7 @@ class Detector:
             hs: list[Handler] = []
             for a, ha in bounded.items():
                 if lit.startswith(a):
-                    hs.extend(ha)
+                    hs.extend(h for h in ha if h not in hs)
             self._bounded[_buf(lit)] = hs
         # Formats with no literal prefix are whole-token shapes tried before the anchors
         # in the same pass; a token that matches a shape also gets its anchors' handlers.
@@ -252,15 +263,15 @@ class Detector:
         # A command or netrc entry right after a JSON-escaped line break or tab (a tool
         # call's command, a file shown in a transcript line) starts no token in the scan
         # buffer (`\nmysql` reads ` nmysql`): one literal-led regex finds those.
-        self._escaped = re.compile(
-            rb"\\[nt](" + b"|".join(re.escape(_buf(a)) for a, _ in commands_at) + rb")"
-        )
+        escaped = sorted({_buf(a) for a, _ in commands_at}, key=len, reverse=True)
+        self._escaped = re.compile(rb"\\[nt](" + b"|".join(map(re.escape, escaped)) + rb")")
         self._free = sorted((_buf(a), hs) for a, hs in free.items())
         self._raw = sorted((a.encode("ascii"), hs) for a, hs in raw.items())
 
         self._prio: dict[str, int] = {r.id: PRIO_VENDOR for r in RULES}
         self._prio.update(dict.fromkeys(STRUCTURAL_RULES, PRIO_STRUCT))
         self._prio.update(dict.fromkeys(assign.RULE_IDS, PRIO_GENERIC))
+        self._prio.update(dict.fromkeys(tools.NEW_RULES, PRIO_TOOL))
         self._prio.update(dict.fromkeys(_PII_RULES, PRIO_PII))
         self._prio.update({spec.name: PRIO_USER for spec in self.config.extra_patterns})
 
@@ -380,7 +391,10 @@ class Detector:
         ctx = _Ctx()
         self._credentials(text, raw, buf, ctx)
         if not (credentials_only and any(c[3] == CREDENTIALS for c in ctx.cands)):
+            found = len(ctx.cands)
             self._personal(text, raw, buf, ctx)
+            if found and len(ctx.cands) > found:
+                ctx.cands = _joined_at(text, ctx.cands)
         return self._filter(text, ctx.cands) if ctx.cands else []
 
     def _filter(self, text: str, cands: list[tuple[int, int, str, int]]) -> list[Match]:
@@ -454,6 +468,16 @@ class Detector:
             end=max(m.end for m in group),
             level=max(m.level for m in group),
         )
+
+
+def _joined_at(text: str, cands: list[tuple[int, int, str, int]]) -> list[tuple[int, int, str, int]]:
+    """Drop an e-mail whose `@` ends a credential: in `sqlplus scott/S3cret@db.corp.com`
+    the `@` joins the password to a host; masking `S3cret@db.corp.com` as an address
+    would hide the host and name the password an e-mail."""
+    ends = {e for s, e, _, level in cands if level == CREDENTIALS and text.startswith("@", e)}
+    if not ends:
+        return cands
+    return [c for c in cands if c[2] != "email" or text.find("@", c[0], c[1]) not in ends]
 
 
 _LINE_BREAKS = re.compile(r"\r?\n")
