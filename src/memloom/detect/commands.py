@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 
 from . import shell
-from .assign import PASSWORD, NameInfo, classify_name, value_ok
+from .assign import API_KEY, PASSWORD, NameInfo, classify_name, value_ok
 from .tools import PLAIN_KEYS, TOOLS, Opt, Tool
-from .validators import looks_random, weak_password
+from .validators import looks_like_code, random_base64, shannon_entropy, weak_password
+from .validators import words as wordset
 
 Found = tuple[int, int, str]
 TOOL_NAMES = tuple(sorted(TOOLS))
@@ -230,6 +231,7 @@ def _option(row: Tool, words: list[shell.Word], i: int) -> tuple[int, int, Opt, 
 
 
 _COUNTED = frozenset(range(1, 10))
+_WINDOWS_OPTION = re.compile(r"/[A-Za-z]+(?::\S*)?")
 
 
 def _apply(row: Tool, words: list[shell.Word], a: int, out: list[Found], used: set[int]) -> None:
@@ -257,6 +259,9 @@ def _apply(row: Tool, words: list[shell.Word], a: int, out: list[Found], used: s
         if len(t) > 1 and t[0] == "-" and not (positionals and row.position in _COUNTED):
             i += 2 if _takes_value(row, t) else 1
             continue
+        if row.windows and _WINDOWS_OPTION.fullmatch(t):
+            i += 1
+            continue
         if row.options_end:
             break
         positionals.append(i)
@@ -278,12 +283,12 @@ def _apply(row: Tool, words: list[shell.Word], a: int, out: list[Found], used: s
 
 _PORT = re.compile(r"\d{1,5}(?::\d{1,5})*(?:/(?:tcp|udp))?")
 # Words that follow an option in prose or that name a protocol, not a password.
-_NOT_PASSWORDS = frozenset(
+_NOT_PASSWORDS = wordset(
     """
     the and with for from that this then when into onto your our their its you
     flag option options argument prompt prompts instead only also here there
     ssh https http tcp udp none
-    """.split()
+    """
 )
 
 
@@ -295,12 +300,15 @@ def _value(word: shell.Word, off: int, form: str, rule: str, option: str, out: l
             continue
         if v.lower() in _NOT_PASSWORDS or (option in ("-p", "-P") and _PORT.fullmatch(v)):
             continue
-        if info is not None and not info.strong and not looks_random(v):
+        if info is not None and not _value_fits(v, info, word.quotes[i]):
             continue
         out.append((*word.span(i, j), rule))
 
 
-def _secret_spans(t: str, off: int, form: str, quotes: str) -> list[tuple[int, int, NameInfo | None]]:
+Spans = list[tuple[int, int, NameInfo | None]]
+
+
+def _secret_spans(t: str, off: int, form: str, quotes: str) -> Spans:
     """Where the secret sits in a value: `(start, end, what its key says)` in `t`."""
     n = len(t)
     if not form:
@@ -309,7 +317,11 @@ def _secret_spans(t: str, off: int, form: str, quotes: str) -> list[tuple[int, i
         return [(off + 5, n, None)] if t.startswith("pass:", off) else []
     if form in ("%", ",", ":"):
         k = t.find(form, off)
-        return [(k + 1, n, None)] if k >= 0 else []
+        if form == ":" and k == n - 1 and k - off >= 8 and t[off] != "$":
+            return [(off, k, _KEY_AS_USER)]  # `curl -u sk_live_…:`: an API key as the user
+        if k < 0 or t.startswith("$", off):
+            return []  # no password, or a templated user (`$USER:…`)
+        return [(k + 1, n, None)]
     if form == "token":
         return [] if "=" in t else [(off, n, None)]
     if form == "conn":
@@ -320,7 +332,7 @@ def _secret_spans(t: str, off: int, form: str, quotes: str) -> list[tuple[int, i
             return []
         return [(k + 1, at, None)]
     sep = {"kv": None, "kv*": None, "kvs": ",", "conninfo": " "}[form]
-    spans: list[tuple[int, int, NameInfo | None]] = []
+    spans: Spans = []
     i = off
     while i < n:
         j = n if sep is None else (t.find(sep, i) if sep in t[i:] else n)
@@ -332,7 +344,7 @@ def _secret_spans(t: str, off: int, form: str, quotes: str) -> list[tuple[int, i
     return spans
 
 
-def _conn(t: str, off: int, quotes: str) -> list[tuple[int, int, NameInfo | None]]:
+def _conn(t: str, off: int, quotes: str) -> Spans:
     """`user/pass@db` (Oracle): the password, up to `@` or a blank; `user/"p@ss"@db`."""
     k = t.find("/", off)
     user = t[off:k]
@@ -349,28 +361,40 @@ def _conn(t: str, off: int, quotes: str) -> list[tuple[int, int, NameInfo | None
 
 
 def _key_info(key: str, any_key: bool) -> NameInfo | bool | None:
-    """Does a `key=` name a secret? `False` if not; `None` (strong) or its reading."""
+    """Does a `key=` name a secret? `False` if not; `None` (any value) or its reading."""
     if not key or not (key[0].isalpha() or key[0] == "_") or " " in key:
         return False
     if any_key:
         return False if key.lower() in PLAIN_KEYS else None
     info = name_info(key)
-    if info is None:
-        return False
-    return None if info.strong else info
+    return False if info is None else info
+
+
+_KEY_AS_USER = NameInfo(kind=API_KEY, strong=False)
+
+
+def _value_fits(v: str, info: NameInfo, quote: str) -> bool:
+    """A value under a key that names a secret: a password may be a word
+    (`password=Summer`); a token, secret or key must read as one, as in `NAME=value`
+    (`--set auth.existingSecret=db-secret` names a Kubernetes secret)."""
+    if info is _KEY_AS_USER:
+        return not weak_password(v) and shannon_entropy(v) >= 3.0
+    if info.kind == PASSWORD:
+        return True
+    return value_ok(v, info, quote=quote.strip())
 
 
 # ----------------------------------------------------------------------------- the general rule
 
 # A first word that makes an option a switch, not a value: `--no-password`, `--ask-pass`.
-_SWITCH_WORDS = frozenset(
+_SWITCH_WORDS = wordset(
     "no ask with without use show hide skip prompt require allow enable disable print read"
-    " save stdin force random generate".split()
+    " save stdin force random generate"
 )
 # One-word compounds ending in `pass` that are no password.
-_NOT_PASS = frozenset(
+_NOT_PASS = wordset(
     "bypass compass encompass overpass underpass surpass trespass multipass askpass nopass"
-    " onepass firstpass secondpass singlepass twopass".split()
+    " onepass firstpass secondpass singlepass twopass"
 )
 
 
@@ -417,11 +441,26 @@ def _general(words: list[shell.Word], used: set[int], first_tool: int, out: list
         else:
             continue
         v = vw.text[off:]
-        if not v:
+        if not v or v.startswith("[redacted:"):
             continue
         quote = vw.quotes[off].strip()
-        if not v.startswith("[redacted:") and value_ok(v, info, quote=quote):
+        if value_ok(v, info, quote=quote) or (
+            info.kind == PASSWORD and _typed_password(v, quote == "'")
+        ):
             out.append((*vw.span(off), info.kind))
+
+
+def _typed_password(v: str, literal: bool) -> bool:
+    """A value given to a password option on a command line: any string a person could
+    type as one, letters only included (`--os-password YlCmIjghYRKnEg`), but not a
+    placeholder, a reference, a path or a word of prose."""
+    return (
+        6 <= len(v) <= 200
+        and not weak_password(v, literal)
+        and v.lower() not in _NOT_PASSWORDS
+        and (not looks_like_code(v) or random_base64(v))
+        and not v.isdigit()
+    )
 
 
 _QUOTES = (("\\'", "\\'"), ('\\"', '\\"'), ("'", "'"), ('"', '"'))

@@ -35,7 +35,6 @@ from .validators import shannon_entropy
 STRUCTURAL_RULES = (
     "authorization-header",
     "bearer-token",
-    "curl-auth-user",
     "jwt",
     "private-key",
     "url-password",
@@ -59,7 +58,13 @@ def scan_buffer(raw: bytes) -> bytes:
 # A tool's option (issue 42) names a span only where no rule before it found one, so
 # every finding of an earlier rule keeps its name.
 PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_TOOL, PRIO_PII, PRIO_INTERNAL = (
-    6, 5, 4, 3, 2, 1, 0
+    6,
+    5,
+    4,
+    3,
+    2,
+    1,
+    0,
 )
 _PII_RULES = ("email", "phone-number", "credit-card", "us-ssn", "iban")
 
@@ -225,8 +230,6 @@ class Detector:
         for a, fn in (
             ("authorization", structural.scan_auth_header),
             ("bearer", structural.scan_bearer),
-            ("-u ", structural.scan_curl_user),
-            ("--user ", structural.scan_curl_user),
             ("eyj", structural.scan_jwt),
         ):
             bounded.setdefault(a, []).append(_found_handler(fn))
@@ -470,7 +473,10 @@ class Detector:
         )
 
 
-def _joined_at(text: str, cands: list[tuple[int, int, str, int]]) -> list[tuple[int, int, str, int]]:
+Cand = tuple[int, int, str, int]
+
+
+def _joined_at(text: str, cands: list[Cand]) -> list[Cand]:
     """Drop an e-mail whose `@` ends a credential: in `sqlplus scott/S3cret@db.corp.com`
     the `@` joins the password to a host; masking `S3cret@db.corp.com` as an address
     would hide the host and name the password an e-mail."""

@@ -140,11 +140,7 @@ def _decode_json(src: _Source, start: int) -> _Source:
             i = m.end()
             continue
         esc = m.group()
-        ch = esc[1]
-        if ch == "u":
-            ch = chr(int(esc[2:], 16))
-        else:
-            ch = _JSON_CHARS.get(ch, ch)
+        ch = chr(int(esc[2:], 16)) if esc[1] == "u" else _JSON_CHARS.get(esc[1], esc[1])
         out.append(ch)
         offs.append(src.raw(m.start())[0])
         ends.append(src.raw(m.end() - 1)[1])

@@ -21,7 +21,8 @@ positional, for the `kv` forms), possibly only when a flag is given (`needs`: `-
 `htpasswd`, with `-n` moving it one place, `position_with`). `values` lists the tool's
 other options that take a value (so they are not counted as positionals; a letter ends
 a short cluster: `htpasswd -bBC 10`), `options_end` says the tool's options stop at its
-first positional (what `sshpass` runs has options of its own).
+first positional (what `sshpass` runs has options of its own), `windows` that `/word`
+is an option (`net user ana /delete`).
 
 Options not in the table go to the general rule (`commands.py`): a value after an option
 whose name says password, secret, token, key or auth, or `-p` after a `login`
@@ -32,10 +33,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .validators import words
+
 MYSQL = "mysql-password"
 REDIS = "redis-cli-password"
 SSHPASS = "sshpass-password"
 HTPASSWD = "htpasswd-password"
+CURL = "curl-auth-user"
 DB = "db-password"
 ARCHIVE = "archive-password"
 KEYSTORE = "keystore-password"
@@ -46,7 +50,7 @@ LITERAL = "secret-literal"
 CONNECT = "connect-string-password"
 ADD_USER = "add-user-password"
 # Rules named before issue 42 keep the priority of the structural rules.
-OLD_RULES = (MYSQL, REDIS, SSHPASS, HTPASSWD)
+OLD_RULES = (MYSQL, REDIS, SSHPASS, HTPASSWD, CURL)
 NEW_RULES = (DB, ARCHIVE, KEYSTORE, REGISTRY, SHARE, CLOUD, LITERAL, CONNECT, ADD_USER)
 
 
@@ -71,6 +75,7 @@ class Tool:
     position_with: tuple[str, int] = ("", 0)
     values: frozenset[str] = frozenset()
     options_end: bool = False
+    windows: bool = False  # `/add`, `/domain:x` are options
 
 
 def _opts(spec: str) -> dict[str, Opt]:
@@ -221,10 +226,9 @@ _row(
 _row("ldappasswd", SHARE, "-w -s -a")
 _row("lftp", SHARE, "-u:n/,")
 _row("ncftp ncftpput ncftpget ncftpls", SHARE, "-p")
+_row("curl", CURL, "-u:ng/: --user:ne/:")  # `-u user:` alone: an API key as the user
 _row("curl", SHARE, "-U:n/: --proxy-user:ne/: --oauth2-bearer:ne")
-_row(
-    "wget", SHARE, "--password:ne --http-password:ne --ftp-password:ne --proxy-password:ne"
-)
+_row("wget", SHARE, "--password:ne --http-password:ne --ftp-password:ne --proxy-password:ne")
 _row("svn", SHARE, "--password:ne")
 _row("rdesktop", SHARE, "-p")
 _row("xfreerdp wlfreerdp sdl-freerdp", SHARE, "/p:c /password:c")
@@ -269,8 +273,14 @@ _row("vault", LITERAL, sub="operator unseal", position=1)
 
 # ----------------------------------------------------------------------------- connect strings
 
-_row("sqlplus expdp impdp dgmgrl sqlldr", CONNECT, "userid:e/conn", position=1, form="conn",
-     values="-M -R")
+_row(
+    "sqlplus expdp impdp dgmgrl sqlldr",
+    CONNECT,
+    "userid:e/conn",
+    position=1,
+    form="conn",
+    values="-M -R",
+)
 _row("rman", CONNECT, "target:n/conn catalog:n/conn auxiliary:n/conn")
 _row(
     "secretsdump psexec wmiexec smbexec atexec dcomexec mssqlclient getuserspns getnpusers"
@@ -291,7 +301,7 @@ _row("rabbitmqctl", ADD_USER, sub="add_user", position=2)
 _row("rabbitmqctl", ADD_USER, sub="change_password", position=2)
 _row("rabbitmqctl", ADD_USER, sub="authenticate_user", position=2)
 _row("useradd usermod adduser", ADD_USER, "-p --password:ne")
-_row("net", ADD_USER, sub="user", position=2)  # Windows `net user name pass /add`
+_row("net", ADD_USER, sub="user", position=2, windows=True)  # `net user name pass /add`
 _row("ejabberdctl", ADD_USER, sub="register", position=3)
 _row("ejabberdctl", ADD_USER, sub="change_password", position=3)
 _row("prosodyctl", ADD_USER, sub="register", position=3)
@@ -308,10 +318,10 @@ for _name, _tool in _ROWS:
     TOOLS[_name] = (*TOOLS.get(_name, ()), _tool)
 
 # `kv*` keys that name no secret: their values are shown.
-PLAIN_KEYS = frozenset(
+PLAIN_KEYS = words(
     """
     user username login host hostname port database db dbname name url uri endpoint
     address addr region email ttl max_ttl policies policy type path description role
     roles comment enabled id
-    """.split()
+    """
 )
