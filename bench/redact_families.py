@@ -770,7 +770,7 @@ CLI_NEGATIVES = [
     'sqlcmd -S db -E -Q "select 1"',
     "mysqlsh root@localhost --sql",
     "secretsdump.py -h",
-    "psexec \\\\\\\\winhost cmd.exe",
+    "psexec \\\\winhost cmd.exe",
     "crackmapexec smb 10.0.0.0/24",
     "evil-winrm -i 10.0.0.5 -u admin -H <hash>",
 ]

@@ -45,16 +45,22 @@ class Seen:
 
     def __init__(self) -> None:
         self.words: set[int] = set()
-        self.next_at: dict[re.Pattern[str], tuple[int, int]] = {}
+        self.next_at: dict[re.Pattern[str], tuple[int, int, int]] = {}
 
     def near(self, rx: re.Pattern[str], text: str, start: int, end: int) -> bool:
-        """Does `rx` match in `text[start:end]`? Searches forward once per match."""
-        got = self.next_at.get(rx)
-        if got is None or got[0] > start or (got[1] >= 0 and got[1] < start):
-            m = rx.search(text, start)
-            got = (start, m.start() if m else -1)
-            self.next_at[rx] = got
-        return 0 <= got[1] < end
+        """Does `rx` match in `text[start:end]`? What an earlier call searched is not
+        searched again: `next_at[rx]` is `(from, to, first match or -1)`."""
+        lo, hi, at = self.next_at.get(rx, (-1, -1, -1))
+        if lo <= start <= hi:
+            if at >= start:
+                return at < end
+            if end <= hi:
+                return False
+            start = hi  # [start, hi) holds no match
+        m = rx.search(text, start, end)
+        at = m.start() if m else -1
+        self.next_at[rx] = (start, end, at)
+        return at >= 0
 
 
 def _triggers() -> dict[str, re.Pattern[str] | None]:
@@ -64,10 +70,11 @@ def _triggers() -> dict[str, re.Pattern[str] | None]:
     for name, rows in TOOLS.items():
         lits: set[str] = set()
         for row in rows:
-            lits.update(row.options)
-            if row.sub:
+            if row.sub:  # its options count only after the subcommand
                 lits.add(row.sub[0].rstrip("*"))
-            elif row.position:
+                continue
+            lits.update(row.options)
+            if row.position:
                 lits.clear()
                 break
         out[name] = re.compile("|".join(map(re.escape, sorted(lits)))) if lits else None

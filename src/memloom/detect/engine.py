@@ -220,9 +220,13 @@ class Detector:
                     raw.setdefault(a, []).append(h)
                 else:
                     free.setdefault(a, []).append(h)
+        # A tool's name is an anchor only as a whole word (`zip `, not `zipfile`): in the
+        # scan buffer a separator after it reads as a space.
         tool = _command_handler(commands.scan_tool)
-        commands_at: list[tuple[str, Handler]] = [(a, tool) for a in commands.TOOL_NAMES]
-        commands_at.append(("login", _command_handler(commands.scan_login)))
+        commands_at: list[tuple[str, Handler]] = [
+            (a + suffix + " ", tool) for a in commands.TOOL_NAMES for suffix in ("", ".exe", ".py")
+        ]
+        commands_at.append(("login ", _command_handler(commands.scan_login)))
         netrc = _found_handler(commands.scan_netrc)
         commands_at += [("machine", netrc), ("default", netrc)]
         for a, h in commands_at:
@@ -242,9 +246,8 @@ class Detector:
         self._bounded: dict[bytes, list[Handler]] = {}
         for lit in bounded:
             hs: list[Handler] = []
-            for a, ha in bounded.items():
-                if lit.startswith(a):
-                    hs.extend(h for h in ha if h not in hs)
+            for k in range(1, len(lit) + 1):
+                hs.extend(h for h in bounded.get(lit[:k], ()) if h not in hs)
             self._bounded[_buf(lit)] = hs
         # Formats with no literal prefix are whole-token shapes tried before the anchors
         # in the same pass; a token that matches a shape also gets its anchors' handlers.
@@ -266,8 +269,9 @@ class Detector:
         # A command or netrc entry right after a JSON-escaped line break or tab (a tool
         # call's command, a file shown in a transcript line) starts no token in the scan
         # buffer (`\nmysql` reads ` nmysql`): one literal-led regex finds those.
-        escaped = sorted({_buf(a) for a, _ in commands_at}, key=len, reverse=True)
-        self._escaped = re.compile(rb"\\[nt](" + b"|".join(map(re.escape, escaped)) + rb")")
+        self._escaped_at = {_buf(a).rstrip(b" "): _buf(a) for a, _ in commands_at}
+        escaped = _trie_regex(self._escaped_at).encode()
+        self._escaped = re.compile(rb"\\[nt](" + escaped + rb")(?![A-Za-z0-9_.\-])")
         self._free = sorted((_buf(a), hs) for a, hs in free.items())
         self._raw = sorted((a.encode("ascii"), hs) for a, hs in raw.items())
 
@@ -303,7 +307,7 @@ class Detector:
                 h(text, pos, ctx)
         if b"\\" in raw:
             for m in self._escaped.finditer(raw):
-                for h in bounded[m.group(1)]:
+                for h in bounded[self._escaped_at[m.group(1)]]:
                     h(text, m.start(1), ctx)
         for lit, handlers in self._free:
             i = buf.find(lit, 1)

@@ -163,7 +163,7 @@ _row(
 )
 _row("jarsigner", KEYSTORE, "-storepass -keypass")
 _row("apksigner", KEYSTORE, "--ks-pass:ne/pass: --key-pass:ne/pass:")
-_row("openssl", KEYSTORE, "-passin:n/pass: -passout:n/pass: -pass:n/pass: -k")
+_row("openssl", KEYSTORE, "-passin:n/pass: -passout:n/pass: -pass:n/pass: -k -K")  # -K: hex key
 _row("openssl", KEYSTORE, sub="passwd", position=1, values="-salt -in")
 _row("gpg gpg2", KEYSTORE, "--passphrase:ne")
 _row("ssh-keygen", KEYSTORE, "-N -P")  # new / old passphrase
