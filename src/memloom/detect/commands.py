@@ -124,6 +124,8 @@ _OPTION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 def scan_option(text: str, pos: int, seen: Seen) -> list[Found]:
     """At a secret word inside an option's name (`-storepass`, `--db-token`)."""
     i, lo = pos, max(0, pos - 48)
+    if text.rfind("-", lo, pos) < 0:  # the usual anchor: no option at all
+        return []
     while i > lo and text[i - 1] in _OPTION_CHARS:
         i -= 1
     if text[i] != "-" or (i > 0 and text[i - 1].isalnum()) or i in seen.words:
