@@ -7,11 +7,11 @@ sometimes a word and a year) and writes it the way people do: different spelling
 spacing and quoting, inside a realistic command, config file or tool output. A sample
 counts as masked when no copy of the secret is left in the redacted text.
 
-Issue 42: `CLI_FORMS` writes a password the way each of 150+ tool forms takes it (in
-nine families), in a random quoting, wrapped as people run it (`sudo`, a Dockerfile
-`RUN`, a CI step, `ssh host '…'`, a JSON tool call); `CLI_NEGATIVES` are look-alike
-commands with no credential (`ssh -p 2222`, `git log -p`, `docker login` that
-prompts), which must come back unchanged.
+Issue 42: `CLI_FORMS` writes a password the way each of 150 command forms of 112 tools
+takes it (in nine families), in a random quoting, wrapped as people run it (`sudo`, a
+Dockerfile `RUN`, a CI step, `ssh host '…'`, a JSON tool call, an exec-form list);
+`CLI_NEGATIVES` are look-alike commands with no credential (`ssh -p 2222`, `git log -p`,
+`docker login` that prompts), which must come back unchanged.
 
     python bench/redact_families.py [--n 1000] [--seed 33] [--cli-n 200]
 """
@@ -22,6 +22,7 @@ import argparse
 import collections
 import json
 import random
+import shlex
 import string
 import sys
 from collections.abc import Callable
@@ -552,6 +553,7 @@ _CLI_WRAPS = [
     "set -e; {} && echo done",
     "JSON",
     "SSH",
+    "EXEC",
 ]
 _DATABASES = ["ORCL", "prod_db", "db.corp.example.com:1521/APP", "PDB1", "XEPDB1"]
 
@@ -575,6 +577,10 @@ def cli_credential(family: str, rng: random.Random) -> tuple[str, str, str]:
         text = json.dumps({"command": line, "description": f"Run {tool}"})
     elif wrap == "SSH" and "'" not in line:
         text = f"ssh {user(rng)}@{host(rng)} '{line}'"
+    elif wrap == "EXEC":  # exec form: `CMD ["tool", "-p", "…"]`, `subprocess.run([…])`
+        text = rng.choice(["CMD {}", "subprocess.run({}, check=True)", "args: {}"]).format(
+            json.dumps(shlex.split(line))
+        )
     else:
         text = (wrap if wrap not in ("JSON", "SSH") else "{}").format(line)
     return _embed(rng, text), pw, tool

@@ -610,3 +610,20 @@ def test_new_command_anchors_stay_linear(det: Detector) -> None:
             runs[size] = best
         small, full = runs.values()
         assert full < 1.5 or full / max(small, 1e-4) < 30, (text[:12], small, full)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ('CMD ["keytool", "-list", "-storepass", "{p}"]', "keystore-password"),
+        (
+            'subprocess.run(["docker", "login", "-u", "ana", "-p", "{p}", "reg.io"])',
+            "registry-password",
+        ),
+        ('args: ["rabbitmqctl", "add_user", "ana", "{p}"]', "add-user-password"),
+        ('["sh", "-c", "7z x -p{p} a.7z"]', "archive-password"),
+    ],
+)
+def test_exec_form_lists(det: Detector, text: str, rule: str) -> None:
+    masked_only(det, text.format(p=PWQ), PWQ, rule)
+    kept(det, 'subprocess.run(["docker", "login", "-u", user, "-p", password, registry])')

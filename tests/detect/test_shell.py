@@ -143,3 +143,16 @@ def test_tokenizer_never_raises_on_arbitrary_text(seed: int) -> None:
                 assert all(0 <= a < b <= len(text) for a, b in zip(w.offs, w.ends, strict=True))
         out, _ = det.redact(text)
         assert det.redact(out) == (out, [])  # idempotent, as every redaction
+
+
+def test_a_command_in_exec_form_is_read_as_its_list() -> None:
+    """`["docker", "login", "-p", "…"]`: each element one word, variables `$name`."""
+    text = 'subprocess.run(["docker", "login", "-u", user, "-p", "S3 cr", "reg.io"])'
+    ws, k = words(text, "docker")
+    assert (ws, k) == (["docker", "login", "-u", "$user", "-p", "S3 cr", "reg.io"], 0)
+    got = command_at(text, text.index("docker"))
+    assert got is not None
+    assert text[slice(*got[0][5].span())] == "S3 cr"
+    # a shell command as one element is read as a command line
+    text = '["sh", "-c", "mysql -uroot -pQ app"]'
+    assert words(text, "mysql") == (["mysql", "-uroot", "-pQ", "app"], 0)

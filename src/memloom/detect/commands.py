@@ -426,12 +426,12 @@ def name_info(name: str) -> NameInfo | None:
 
 def _general(words: list[shell.Word], used: set[int], first_tool: int, out: list[Found]) -> None:
     login = False
-    for i in range(1, len(words)):
+    for i in range(len(words)):
         if i in used:
             continue
         w = words[i]
         t = w.text
-        if i < first_tool and t == "login" and not words[i - 1].text.startswith("-"):
+        if 0 < i < first_tool and t == "login" and not words[i - 1].text.startswith("-"):
             login = True
             continue
         if login and i < first_tool and t == "-p" and i + 1 < len(words):
@@ -440,12 +440,12 @@ def _general(words: list[shell.Word], used: set[int], first_tool: int, out: list
         if len(t) < 3 or t[0] != "-":
             continue
         name, eq, _ = t.partition("=")
-        info = name_info(name)
+        info = name_info(name) if _OPTION.fullmatch(name) else None
         if info is None:
             continue
         if eq:
             vw, off = w, len(name) + 1
-        elif i + 1 < len(words) and not words[i + 1].text.startswith("-"):
+        elif i + 1 < len(words) and not _OPTION_OR_ARG.match(words[i + 1].text):
             vw, off = words[i + 1], 0
         else:
             continue
@@ -459,12 +459,19 @@ def _general(words: list[shell.Word], used: set[int], first_tool: int, out: list
             out.append((*vw.span(off), info.kind))
 
 
+_OPTION = re.compile(r"--?[A-Za-z][A-Za-z0-9_.\-]*")
+# What follows an option and is not its value: another option, or `name=…` (the next
+# keyword argument in code: `add_argument("--password", type=str)`).
+_OPTION_OR_ARG = re.compile(r"-|[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def _typed_password(v: str, literal: bool) -> bool:
     """A value given to a password option on a command line: any string a person could
     type as one, letters only included (`--os-password YlCmIjghYRKnEg`), but not a
     placeholder, a reference, a path or a word of prose."""
     return (
         6 <= len(v) <= 200
+        and not any(c.isspace() for c in v)
         and not weak_password(v, literal)
         and v.lower() not in _NOT_PASSWORDS
         and (not looks_like_code(v) or random_base64(v))

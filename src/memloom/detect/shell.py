@@ -110,6 +110,50 @@ def _json_open(text: str, lo: int, i: int) -> int:
     return -1
 
 
+# One element of a JSON (or Python) list of strings: a command in exec form,
+# `["docker", "login", "-p", "…"]`, `subprocess.run(["mysql", "-u", user, …])`.
+_ELEMENT = re.compile(
+    r"""[ \t]*(?:"(?P<d>(?:[^"\\\n]|\\.)*)"|(?P<v>[A-Za-z_][\w.]*))[ \t]*(?P<end>,|\])"""
+)
+
+
+def _array(src: _Source, q: int, i: int) -> tuple[list[Word], int] | None:
+    """The elements of the list whose string opens at `q`, as words, and the index of
+    the one holding `i`; None if the string is no element of a flat list. A variable
+    in a Python list reads as a `$reference` word, so positions still count."""
+    t = src.text
+    b = q - 1
+    while b >= src.lo and t[b] in " \t":
+        b -= 1
+    if b < src.lo or t[b] not in "[,":
+        return None
+    p = t.rfind("[", max(src.lo, q - _BACK), q)
+    if p < 0:
+        return None
+    p += 1
+    words: list[Word] = []
+    k = -1
+    while len(words) < BEFORE + AFTER:
+        m = _ELEMENT.match(t, p, src.hi)
+        if m is None:
+            return None
+        if m.group("v") is not None:
+            s, e = m.span("v")
+            offs = [src.raw(s)[0]] + [src.raw(x)[0] for x in range(s, e)]
+            ends = [src.raw(s)[1]] + [src.raw(x)[1] for x in range(s, e)]
+            words.append(Word("$" + m.group("v"), offs, ends, " " * (e - s + 1)))
+        else:
+            s, e = m.span("d")
+            if s <= i < max(e, s + 1):
+                k = len(words)
+            sub = _decode_json(_Source(t, s, e, src.offs, src.ends), s)
+            words.append(Word(sub.text, sub.offs or [], sub.ends or [], '"' * len(sub.text)))
+        p = m.end()
+        if m.group("end") == "]":
+            break
+    return (words, k) if k >= 0 else None
+
+
 def _decode_json(src: _Source, start: int) -> _Source:
     """The JSON string whose text starts at `start`, decoded, up to its closing quote
     or the end of the window."""
@@ -292,8 +336,17 @@ def command_at(text: str, pos: int) -> tuple[list[Word], int] | None:
             return None
         q = _json_open(src.text, src.lo, i)
         if q >= 0:
-            src = _decode_json(src, q + 1)
-            continue
+            array = _array(src, q, i)
+            if array is None:
+                src = _decode_json(src, q + 1)
+                continue
+            words, k = array
+            if _COMMAND_CHARS.search(words[k].text):  # `["sh", "-c", "mysql -p…"]`
+                w = words[k]
+                src = _Source(w.text, 0, len(w.text), w.offs, w.ends)
+                continue
+            a = max(0, k - BEFORE)
+            return words[a : k + AFTER], k - a
         got = _command(src, i)
         if got is None:
             return None
