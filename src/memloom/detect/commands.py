@@ -239,7 +239,6 @@ def _option(row: Tool, words: list[shell.Word], i: int) -> tuple[int, int, Opt, 
     return None
 
 
-_COUNTED = frozenset(range(1, 10))
 _WINDOWS_OPTION = re.compile(r"/[A-Za-z]+(?::\S*)?")
 
 
@@ -265,7 +264,8 @@ def _apply(row: Tool, words: list[shell.Word], a: int, out: list[Found], used: s
             continue
         # after a positional secret's first positional, `-x…` is an argument too
         # (`htpasswd -nb admin -RFv…`), as the tools' own parsers read it
-        if len(t) > 1 and t[0] == "-" and not (positionals and row.position in _COUNTED):
+        counted = positionals and isinstance(row.position, int)
+        if len(t) > 1 and t[0] == "-" and not counted:
             i += 2 if _takes_value(row, t) else 1
             continue
         if row.windows and _WINDOWS_OPTION.fullmatch(t):
@@ -344,7 +344,8 @@ def _secret_spans(t: str, off: int, form: str, quotes: str) -> Spans:
     spans: Spans = []
     i = off
     while i < n:
-        j = n if sep is None else (t.find(sep, i) if sep in t[i:] else n)
+        j = n if sep is None else t.find(sep, i)
+        j = n if j < 0 else j
         key, eq, _ = t[i:j].partition("=")
         info = _key_info(key.strip(), form == "kv*")
         if eq and info is not False:
