@@ -9,7 +9,8 @@ counts as masked when no copy of the secret is left in the redacted text.
 
 Issue 42: `CLI_FORMS` writes a password the way each of 150 command forms of 112 tools
 takes it (in nine families), in a random quoting, wrapped as people run it (`sudo`, a
-Dockerfile `RUN`, a CI step, `ssh host '…'`, a JSON tool call, an exec-form list);
+Dockerfile `RUN`, a CI step, `ssh host '…'`, a JSON tool call, an exec-form list, lines
+joined by `\\`);
 `CLI_NEGATIVES` are look-alike commands with no credential (`ssh -p 2222`, `git log -p`,
 `docker login` that prompts), which must come back unchanged.
 
@@ -554,6 +555,7 @@ _CLI_WRAPS = [
     "JSON",
     "SSH",
     "EXEC",
+    "CONTINUED",
 ]
 _DATABASES = ["ORCL", "prod_db", "db.corp.example.com:1521/APP", "PDB1", "XEPDB1"]
 
@@ -577,6 +579,8 @@ def cli_credential(family: str, rng: random.Random) -> tuple[str, str, str]:
         text = json.dumps({"command": line, "description": f"Run {tool}"})
     elif wrap == "SSH" and "'" not in line:
         text = f"ssh {user(rng)}@{host(rng)} '{line}'"
+    elif wrap == "CONTINUED":  # `tool \` + line break + `  -p …`: one command, two lines
+        text = line.replace(" -", " \\\n    -", 2)
     elif wrap == "EXEC":  # exec form: `CMD ["tool", "-p", "…"]`, `subprocess.run([…])`
         text = rng.choice(["CMD {}", "subprocess.run({}, check=True)", "args: {}"]).format(
             json.dumps(shlex.split(line))

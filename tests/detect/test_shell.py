@@ -156,3 +156,11 @@ def test_a_command_in_exec_form_is_read_as_its_list() -> None:
     # a shell command as one element is read as a command line
     text = '["sh", "-c", "mysql -uroot -pQ app"]'
     assert words(text, "mysql") == (["mysql", "-uroot", "-pQ", "app"], 0)
+
+
+def test_a_backslash_at_a_line_end_joins_the_next_line() -> None:
+    text = "docker login \\\n  -u ana \\\r\n  -p S3cr \\\n  reg.io\nls -p"
+    assert words(text, "docker")[0] == ["docker", "login", "-u", "ana", "-p", "S3cr", "reg.io"]
+    assert words(text, "ls")[0] == ["ls", "-p"]
+    # `\\` at a line's end is an escaped backslash: the line ends there
+    assert words("echo a \\\\\nmysql -pQ", "mysql")[0] == ["mysql", "-pQ"]

@@ -85,8 +85,7 @@ _TRIGGERS = _triggers()
 
 
 def _line_end(text: str, pos: int) -> int:
-    end = text.find("\n", pos, pos + _LINE)
-    return min(len(text), pos + _LINE) if end < 0 else end
+    return shell.line_end(text, pos, min(len(text), pos + _LINE))
 
 
 def _tool_name(word: str) -> str:

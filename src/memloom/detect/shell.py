@@ -10,6 +10,7 @@ What it reads:
 * words, with `'…'`, `"…"` (and `\\"`, `\\\\`, `\\$` inside), backslash escapes;
 * the operators that end a command (`;`, `|`, `||`, `&&`, `&`, `(`, `)`, backticks, a
   line break) and a `#` comment;
+* a `\\` at the end of a line, which joins the next line to the command;
 * redirections, whose target is no argument (`< in`, `> out`, `2>&1`, a heredoc's
   `<<EOF` delimiter, a here-string's `<<< word`); a heredoc's body is the lines after
   it, read as commands of their own (`ssh host <<EOF` runs them);
@@ -202,9 +203,9 @@ def _decode_json(src: _Source, start: int) -> _Source:
 
 _TOKEN = re.compile(
     r"""
-    (?P<w>(?:[^\s'"`\\;|&<>()]|\\(?![nrt])(?:.|\Z)|'[^']*'|"(?:[^"\\]|\\.)*"
+    (?P<w>(?:[^\s'"`\\;|&<>()]|\\(?![nrt\r\n])(?:.|\Z)|'[^']*'|"(?:[^"\\]|\\.)*"
             |<[^\s<>'"]+>(?![^\s;|&)]))+)  # `<password>`: a placeholder, not two redirections
-  | (?P<sp>(?:[ \t\r\f\v]|\\[tr])+)
+  | (?P<sp>(?:[ \t\r\f\v]|\\[tr]|\\\r?\n)+)  # `\` at a line's end joins the next
   | (?P<op>\n|\\n|;;?|\|[|&]?|&&|&>>?|>&|<&|<<<|<<-?|>>|>\||<>|[<>&()`])
   | (?P<bad>['"\\])
     """,
@@ -316,13 +317,38 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _source(text: str, pos: int) -> _Source:
-    """The line around `pos` (bounded), or the JSON string holding it, decoded."""
-    lo = max(0, pos - _BACK)
-    nl = text.rfind("\n", lo, pos)
-    lo = nl + 1 if nl >= 0 else lo
-    hi = text.find("\n", pos, pos + _WINDOW)
-    hi = min(len(text), pos + _WINDOW) if hi < 0 else hi
-    return _Source(text, lo, hi)
+    """The line around `pos` (bounded), with the lines a `\\` at a line's end joins to
+    it (`docker login \\` then `-u ana -p …` on the next line)."""
+    floor, ceil = max(0, pos - _BACK), min(len(text), pos + _WINDOW)
+    lo = pos
+    while True:
+        nl = text.rfind("\n", floor, lo)
+        if nl < 0:
+            lo = floor
+            break
+        lo = nl + 1
+        if not _continued(text, nl):
+            break
+        lo = nl
+    return _Source(text, lo, line_end(text, pos, ceil))
+
+
+def line_end(text: str, pos: int, ceil: int) -> int:
+    """Where the command line holding `pos` ends: its line break (not one a `\\` joins
+    to the next line), or `ceil`."""
+    hi = text.find("\n", pos, ceil)
+    while hi >= 0 and _continued(text, hi):
+        hi = text.find("\n", hi + 1, ceil)
+    return ceil if hi < 0 else hi
+
+
+def _continued(text: str, nl: int) -> bool:
+    """Does the line ending at the line break `nl` end with a `\\` (not `\\\\`)?"""
+    k = nl - 1 if nl > 0 and text[nl - 1] == "\r" else nl
+    j = k
+    while j > 0 and text[j - 1] == "\\":
+        j -= 1
+    return (k - j) % 2 == 1
 
 
 def command_at(text: str, pos: int) -> tuple[list[Word], int] | None:
