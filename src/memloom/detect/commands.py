@@ -19,6 +19,7 @@ tool's options (`_triggers`): the fast path stays one anchor pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from . import shell
 from .assign import API_KEY, PASSWORD, NameInfo, classify_name, value_ok
@@ -31,7 +32,6 @@ TOOL_NAMES = tuple(sorted(TOOLS))
 
 # ----------------------------------------------------------------------------- anchors
 
-_NAME = re.compile(r"[A-Za-z0-9_.+\-]+")
 _SUFFIXES = (".exe", ".py", ".sh", ".cmd", ".bat")
 _LINE = 400  # how far the prefilter looks for a tool's options
 
@@ -101,20 +101,22 @@ def _tool_name(word: str) -> str:
     return low
 
 
-def scan_tool(text: str, pos: int, seen: Seen) -> list[Found]:
-    """At a tool's name: read its command if the line holds one of its options."""
-    m = _NAME.match(text, pos)
-    if m is None:
-        return []
-    name = _tool_name(m.group())
-    if name not in TOOLS:
-        return []
-    if pos in seen.words:
-        return []
+Scanner = Callable[[str, int, Seen], list[Found]]
+
+
+def tool_scanner(name: str, length: int) -> Scanner:
+    """What to run where the anchor pass found the tool `name` (`length` characters with
+    its suffix, `sqlcmd.exe`): read its command if the line holds one of its options."""
     trigger = _TRIGGERS[name]
-    if trigger is not None and not seen.near(trigger, text, m.end(), _line_end(text, pos)):
-        return []
-    return _scan(text, pos, seen)
+
+    def scan(text: str, pos: int, seen: Seen) -> list[Found]:
+        if pos in seen.words:
+            return []
+        if trigger is not None and not seen.near(trigger, text, pos + length, _line_end(text, pos)):
+            return []
+        return _scan(text, pos, seen)
+
+    return scan
 
 
 _OPTION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -123,8 +125,6 @@ _OPTION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 def scan_option(text: str, pos: int, seen: Seen) -> list[Found]:
     """At a secret word inside an option's name (`-storepass`, `--db-token`)."""
     i, lo = pos, max(0, pos - 48)
-    if text.rfind("-", lo, pos) < 0:  # the usual anchor: no option at all
-        return []
     while i > lo and text[i - 1] in _OPTION_CHARS:
         i -= 1
     if text[i] != "-" or (i > 0 and text[i - 1].isalnum()) or i in seen.words:

@@ -30,6 +30,7 @@ from .model import (
     compile_allow,
 )
 from .rules import KNOWN_EXAMPLES, RULES, TokenRule
+from .tools import SUFFIXED
 from .validators import shannon_entropy
 
 STRUCTURAL_RULES = (
@@ -135,12 +136,20 @@ def _command_handler(
 
 
 def _assign_handler(anchor_len: int) -> Handler:
+    """A secret word (`token`, `pass`, …): the name of a `NAME=value`, or part of an
+    option's name (`-storepass X`), read when a `-` stands shortly before it."""
+
     def handle(text: str, pos: int, ctx: _Ctx) -> None:
         if ctx.examined is None:
             ctx.examined = bytearray(len(text))
         r = assign.scan_assignment(text, pos, anchor_len, ctx.seen_names, ctx.examined)
         if r is not None:
             ctx.add(r[0], r[1], r[2], CREDENTIALS)
+        if text.rfind("-", max(0, pos - 48), pos) >= 0:
+            if ctx.commands is None:
+                ctx.commands = commands.Seen()
+            for s, e, rule in commands.scan_option(text, pos, ctx.commands):
+                ctx.add(s, e, rule, CREDENTIALS)
 
     return handle
 
@@ -222,9 +231,10 @@ class Detector:
                     free.setdefault(a, []).append(h)
         # A tool's name is an anchor only as a whole word (`zip `, not `zipfile`): in the
         # scan buffer a separator after it reads as a space.
-        tool = _command_handler(commands.scan_tool)
         commands_at: list[tuple[str, Handler]] = [
-            (a + suffix + " ", tool) for a in commands.TOOL_NAMES for suffix in ("", ".exe", ".py")
+            (a + sfx + " ", _command_handler(commands.tool_scanner(a, len(a) + len(sfx))))
+            for sfx, names in (("", commands.TOOL_NAMES), *SUFFIXED.items())
+            for a in names
         ]
         commands_at.append(("login ", _command_handler(commands.scan_login)))
         netrc = _found_handler(commands.scan_netrc)
@@ -237,9 +247,8 @@ class Detector:
             ("eyj", structural.scan_jwt),
         ):
             bounded.setdefault(a, []).append(_found_handler(fn))
-        option = _command_handler(commands.scan_option)
         for a in assign.ANCHORS:
-            free.setdefault(a, []).extend((_assign_handler(len(a)), option))
+            free.setdefault(a, []).append(_assign_handler(len(a)))
 
         # A trie match returns the longest anchor; give it the handlers of its prefixes too.
         # Anchors are spelled as they appear in the scan buffer (separators -> spaces).

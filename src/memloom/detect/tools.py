@@ -313,6 +313,24 @@ _row("ipmitool", ADD_USER, sub="user set password", position=2)
 _row("airflow", ADD_USER, "-p --password:ne", sub="users create")
 _row("addprinc", ADD_USER, "-pw")  # kadmin -q "addprinc -pw p user"
 
+# Names also run with a suffix: Windows executables (`sqlcmd.exe`), impacket's scripts
+# (`secretsdump.py`). Each is one more anchor, so only these.
+SUFFIXED = {
+    ".exe": words(
+        """
+        psexec plink pscp psftp sqlcmd bcp osql sqlplus expdp impdp sqlldr rman keytool
+        jarsigner 7z 7za rar unrar winrar net nuget curl wget ssh-keygen openssl mysql
+        mysqldump mongosh mongodump xfreerdp ipmitool gpg az gh docker kubectl helm vault
+        """
+    ),
+    ".py": words(
+        """
+        secretsdump psexec wmiexec smbexec atexec dcomexec mssqlclient getuserspns
+        getnpusers gettgt getst lookupsid samrdump
+        """
+    ),
+}
+
 TOOLS: dict[str, tuple[Tool, ...]] = {}
 for _name, _tool in _ROWS:
     TOOLS[_name] = (*TOOLS.get(_name, ()), _tool)
