@@ -472,6 +472,8 @@ def test_tool_table_per_family(det: Detector, template: str, rule: str) -> None:
         ("cli -client-secret=Qw8sT5vB2nM9xZ4k", "Qw8sT5vB2nM9xZ4k", "generic-secret"),
         ("openstack --os-password YlCmIjghYRKnEg list", "YlCmIjghYRKnEg", "generic-password"),
         ("argocd login cd.acme.io --password Xk9vQ2mL", "Xk9vQ2mL", "generic-password"),
+        ("openstack --os-password 'cOvYveFbMKOj.X' list", "cOvYveFbMKOj.X", "generic-password"),
+        ("set -e; PGPASSWORD=p,%xSjwtxVMX pg_dump -h db app", "p,%xSjwtxVMX", "generic-password"),
         # `-p` after the `login` subcommand of a tool the table does not know
         ("regcli login -u ana -p Xk9vQ2mLp7Rt reg.acme.io", "Xk9vQ2mLp7Rt", "generic-password"),
         ("pkgctl login -p Xk9vQ2mLp7Rt", "Xk9vQ2mLp7Rt", "generic-password"),
@@ -584,6 +586,9 @@ def test_sqlplus_password_is_no_email(det: Detector) -> None:
         "docker login -u $USER -p $PASS ghcr.io",
         "docker login -u user -p <token> ghcr.io",
         "sqlplus user/password@db",
+        "mytool --password /run/secrets/db_password",
+        "PGPASSWORD=$(cat ~/.pgpass) pg_dump app",
+        'parser.add_argument("-u", "--password", help="the password to use")',
     ],
 )
 def test_look_alikes_come_back_byte_identical(det: Detector, text: str) -> None:

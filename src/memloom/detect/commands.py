@@ -24,7 +24,13 @@ from collections.abc import Callable
 from . import shell
 from .assign import API_KEY, PASSWORD, NameInfo, classify_name, value_ok
 from .tools import PLAIN_KEYS, TOOLS, Opt, Tool
-from .validators import looks_like_code, random_base64, shannon_entropy, weak_password
+from .validators import (
+    looks_like_code,
+    looks_random,
+    random_base64,
+    shannon_entropy,
+    weak_password,
+)
 from .validators import words as wordset
 
 Found = tuple[int, int, str]
@@ -426,11 +432,16 @@ def name_info(name: str) -> NameInfo | None:
 
 def _general(words: list[shell.Word], used: set[int], first_tool: int, out: list[Found]) -> None:
     login = False
+    prefix = True  # `PGPASSWORD=… pg_dump`: assignments before the command word
     for i in range(len(words)):
-        if i in used:
-            continue
         w = words[i]
         t = w.text
+        if prefix and _ENV.match(t):
+            _environment(w, out)
+            continue
+        prefix = False
+        if i in used:
+            continue
         if 0 < i < first_tool and t == "login" and not words[i - 1].text.startswith("-"):
             login = True
             continue
@@ -465,6 +476,18 @@ _OPTION = re.compile(r"--?[A-Za-z][A-Za-z0-9_.\-]*")
 _OPTION_OR_ARG = re.compile(r"-|[A-Za-z_][A-Za-z0-9_]*=")
 
 
+_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _environment(w: shell.Word, out: list[Found]) -> None:
+    """`PGPASSWORD=p,%x… pg_dump`: the variable a tool reads its password from, the
+    whole shell word its value (commas and all)."""
+    name, _, v = w.text.partition("=")
+    info = classify_name(name)
+    if info is not None and info.tool_env and v and _typed_password(v, w.quotes[-1] == "'"):
+        out.append((*w.span(len(name) + 1), PASSWORD))
+
+
 def _typed_password(v: str, literal: bool) -> bool:
     """A value given to a password option on a command line: any string a person could
     type as one, letters only included (`--os-password YlCmIjghYRKnEg`), but not a
@@ -474,7 +497,7 @@ def _typed_password(v: str, literal: bool) -> bool:
         and not any(c.isspace() for c in v)
         and not weak_password(v, literal)
         and v.lower() not in _NOT_PASSWORDS
-        and (not looks_like_code(v) or random_base64(v))
+        and (not looks_like_code(v) or looks_random(v, min_len=8) or random_base64(v))
         and not v.isdigit()
     )
 

@@ -287,10 +287,10 @@ _row(
     " gettgt getst lookupsid samrdump impacket-secretsdump impacket-psexec impacket-wmiexec"
     " impacket-smbexec impacket-mssqlclient impacket-getuserspns",
     CONNECT,
-    "-p",  # Sysinternals `psexec \\\\host -u u -p p`
     position=1,
     form="conn:",
 )
+_row("psexec", SHARE, "-p")  # Sysinternals `psexec \\\\host -u u -p p`
 _row("mysqlsh", CONNECT, "--uri:ne/conn:", position=1, form="conn:")
 
 # ----------------------------------------------------------------------------- adding users
