@@ -290,7 +290,7 @@ _row(
     position=1,
     form="conn:",
 )
-_row("psexec", SHARE, "-p")  # Sysinternals `psexec \\\\host -u u -p p`
+_row("psexec", SHARE, "-p")  # Sysinternals `psexec \\host -u u -p p`
 _row("mysqlsh", CONNECT, "--uri:ne/conn:", position=1, form="conn:")
 
 # ----------------------------------------------------------------------------- adding users
