@@ -10,8 +10,9 @@
 Speed is measured over the user/assistant text of /work/shared/fixtures/transcripts
 (override with --transcripts DIR); the corpus comes from tests/fixtures/secrets (a copy
 of /work/shared/bench/secrets). Findings are also counted over every raw JSONL line of
-the transcripts. The issue-33 families are scored on --samples generated samples each
-(bench/redact_families.py). Results go to stdout and bench/results/redact.json.
+the transcripts. The issue-33 families are scored on --samples generated samples each,
+the issue-42 command-line families on --cli-samples each, with their look-alike
+commands (bench/redact_families.py). Results go to stdout and bench/results/redact.json.
 """
 
 from __future__ import annotations
@@ -503,6 +504,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--compare", action="store_true", help="also score installed alternatives")
     ap.add_argument("--samples", type=int, default=1000, help="generated samples per family")
+    ap.add_argument(
+        "--cli-samples", type=int, default=200, help="issue-42 command lines per tool family"
+    )
     ap.add_argument("--out", type=pathlib.Path, default=RESULTS)
     ap.add_argument(
         "--baseline",
@@ -555,6 +559,9 @@ def main() -> int:
                 {"redact": lambda t: base.redact(t)[0], "removes": True}, load_corpus(args.corpus)
             ),
             "generated": redact_families.score(lambda t: base.redact(t)[0], args.samples),
+            "command_lines": redact_families.score_cli(
+                lambda t: base.redact(t)[0], args.cli_samples
+            ),
         }
     runs = [speed(det.redact, texts, 1) for _ in range(args.repeat)]
     result["speed_mb_s"] = {
@@ -576,6 +583,9 @@ def main() -> int:
         "raw_jsonl_lines": benign(det, raw_lines),
     }
     result["generated"] = redact_families.score(lambda t: det.redact(t)[0], args.samples)
+    result["command_lines"] = redact_families.score_cli(
+        lambda t: det.redact(t)[0], args.cli_samples
+    )
     if base is not None:
         result["baseline"]["differences"] = differences(
             det, base, corpus, {"text": texts, "tool": tools, "raw": raw_lines}
@@ -668,6 +678,13 @@ def main() -> int:
         before = result.get("baseline", {}).get("generated", {}).get(fam)
         was = f"  (baseline {before['masked']}/{before['samples']})" if before else ""
         print(f"  {fam:38s} {row['masked']:>6d}/{row['samples']} {row['rate']:7.1%}{was}")
+    print(f"{'issue-42 command lines (generated)':40s} {'masked':>12s}")
+    for fam, row in result["command_lines"].items():
+        before = result.get("baseline", {}).get("command_lines", {}).get(fam)
+        key = "masked" if "masked" in row else "unchanged"
+        was = f"  (baseline {before[key]}/{before['samples']})" if before else ""
+        tools = f" {row['tools']:2d} tools" if "tools" in row else ""
+        print(f"  {fam:38s} {row[key]:>6d}/{row['samples']} {row['rate']:7.1%}{tools}{was}")
     for p in result.get("pii_comparison", []):
         print(
             f"PII {p['name']:44s} positives {p['positives_found']:>6s}  negatives flagged "

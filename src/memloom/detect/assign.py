@@ -329,8 +329,8 @@ def scan_assignment(
         long_end = _LONG_VALUE.match(text, ve, min(len(text), ve + 16384)).end()
     examined[vs:long_end] = b"\x01" * (long_end - vs)
     ns = name_start(text, pos)
-    if ns in seen:
-        return None
+    if ns in seen or text.endswith("[redacted:", 0, ns):
+        return None  # `[redacted:generic-password],x=1`: a marker's rule is no name
     seen.add(ns)
     name = text[ns : m.start("rest")] + m.group("rest")
     op, close = m.group("op"), m.group("close")

@@ -18,7 +18,7 @@ import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import assign, commands, pii, structural
+from . import assign, commands, pii, structural, tools
 from .model import (
     CREDENTIALS,
     INTERNAL,
@@ -30,19 +30,16 @@ from .model import (
     compile_allow,
 )
 from .rules import KNOWN_EXAMPLES, RULES, TokenRule
+from .tools import SUFFIXED
 from .validators import shannon_entropy
 
 STRUCTURAL_RULES = (
     "authorization-header",
     "bearer-token",
-    "curl-auth-user",
     "jwt",
     "private-key",
     "url-password",
-    "mysql-password",
-    "sshpass-password",
-    "redis-cli-password",
-    "htpasswd-password",
+    *tools.OLD_RULES,
     "netrc-password",
 )
 MARKER_RE = re.compile(r"\[redacted:[a-z0-9][a-z0-9._-]*\]")
@@ -59,7 +56,17 @@ def scan_buffer(raw: bytes) -> bytes:
 
 
 # Which rule names a merged span when several overlap (highest wins, then the longest).
-PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_PII, PRIO_INTERNAL = 5, 4, 3, 2, 1, 0
+# A tool's option (issue 42) names a span only where no rule before it found one, so
+# every finding of an earlier rule keeps its name.
+PRIO_USER, PRIO_VENDOR, PRIO_STRUCT, PRIO_GENERIC, PRIO_TOOL, PRIO_PII, PRIO_INTERNAL = (
+    6,
+    5,
+    4,
+    3,
+    2,
+    1,
+    0,
+)
 _PII_RULES = ("email", "phone-number", "credit-card", "us-ssn", "iban")
 
 
@@ -74,6 +81,7 @@ class _Ctx:
 
     cands: list[tuple[int, int, str, int]] = field(default_factory=list)
     seen_names: set[int] = field(default_factory=set)
+    commands: commands.Seen | None = None  # command lines read (allocated lazily)
     examined: bytearray | None = None  # values already parsed by assign (allocated lazily)
 
     def add(self, start: int, end: int, rule: str, level: int) -> None:
@@ -115,13 +123,33 @@ def _found_handler(fn: Callable[[str, int], tuple[int, int, str] | None]) -> Han
     return handle
 
 
+def _command_handler(
+    fn: Callable[[str, int, commands.Seen], list[tuple[int, int, str]]],
+) -> Handler:
+    def handle(text: str, pos: int, ctx: _Ctx) -> None:
+        if ctx.commands is None:
+            ctx.commands = commands.Seen()
+        for s, e, rule in fn(text, pos, ctx.commands):
+            ctx.add(s, e, rule, CREDENTIALS)
+
+    return handle
+
+
 def _assign_handler(anchor_len: int) -> Handler:
+    """A secret word (`token`, `pass`, …): the name of a `NAME=value`, or part of an
+    option's name (`-storepass X`), read when a `-` stands shortly before it."""
+
     def handle(text: str, pos: int, ctx: _Ctx) -> None:
         if ctx.examined is None:
             ctx.examined = bytearray(len(text))
         r = assign.scan_assignment(text, pos, anchor_len, ctx.seen_names, ctx.examined)
         if r is not None:
             ctx.add(r[0], r[1], r[2], CREDENTIALS)
+        if text.rfind("-", max(0, pos - 48), pos) >= 0:
+            if ctx.commands is None:
+                ctx.commands = commands.Seen()
+            for s, e, rule in commands.scan_option(text, pos, ctx.commands):
+                ctx.add(s, e, rule, CREDENTIALS)
 
     return handle
 
@@ -201,22 +229,21 @@ class Detector:
                     raw.setdefault(a, []).append(h)
                 else:
                     free.setdefault(a, []).append(h)
-        commands_at = (
-            ("mysql", commands.scan_mysql),
-            ("mariadb", commands.scan_mysql),
-            ("mariabackup", commands.scan_mysql),
-            ("sshpass", commands.scan_sshpass),
-            ("redis-cli", commands.scan_redis_cli),
-            ("htpasswd", commands.scan_htpasswd),
-            ("machine", commands.scan_netrc),
-            ("default", commands.scan_netrc),
-        )
+        # A tool's name is an anchor only as a whole word (`zip `, not `zipfile`): in the
+        # scan buffer a separator after it reads as a space.
+        commands_at: list[tuple[str, Handler]] = [
+            (a + sfx + " ", _command_handler(commands.tool_scanner(a, len(a) + len(sfx))))
+            for sfx, names in (("", commands.TOOL_NAMES), *SUFFIXED.items())
+            for a in names
+        ]
+        commands_at.append(("login ", _command_handler(commands.scan_login)))
+        netrc = _found_handler(commands.scan_netrc)
+        commands_at += [("machine", netrc), ("default", netrc)]
+        for a, h in commands_at:
+            bounded.setdefault(a, []).append(h)
         for a, fn in (
-            *commands_at,
             ("authorization", structural.scan_auth_header),
             ("bearer", structural.scan_bearer),
-            ("-u ", structural.scan_curl_user),
-            ("--user ", structural.scan_curl_user),
             ("eyj", structural.scan_jwt),
         ):
             bounded.setdefault(a, []).append(_found_handler(fn))
@@ -228,9 +255,8 @@ class Detector:
         self._bounded: dict[bytes, list[Handler]] = {}
         for lit in bounded:
             hs: list[Handler] = []
-            for a, ha in bounded.items():
-                if lit.startswith(a):
-                    hs.extend(ha)
+            for k in range(1, len(lit) + 1):
+                hs.extend(h for h in bounded.get(lit[:k], ()) if h not in hs)
             self._bounded[_buf(lit)] = hs
         # Formats with no literal prefix are whole-token shapes tried before the anchors
         # in the same pass; a token that matches a shape also gets its anchors' handlers.
@@ -252,15 +278,16 @@ class Detector:
         # A command or netrc entry right after a JSON-escaped line break or tab (a tool
         # call's command, a file shown in a transcript line) starts no token in the scan
         # buffer (`\nmysql` reads ` nmysql`): one literal-led regex finds those.
-        self._escaped = re.compile(
-            rb"\\[nt](" + b"|".join(re.escape(_buf(a)) for a, _ in commands_at) + rb")"
-        )
+        self._escaped_at = {_buf(a).rstrip(b" "): _buf(a) for a, _ in commands_at}
+        escaped = _trie_regex(self._escaped_at).encode()
+        self._escaped = re.compile(rb"\\[nt](" + escaped + rb")(?![A-Za-z0-9_.\-])")
         self._free = sorted((_buf(a), hs) for a, hs in free.items())
         self._raw = sorted((a.encode("ascii"), hs) for a, hs in raw.items())
 
         self._prio: dict[str, int] = {r.id: PRIO_VENDOR for r in RULES}
         self._prio.update(dict.fromkeys(STRUCTURAL_RULES, PRIO_STRUCT))
         self._prio.update(dict.fromkeys(assign.RULE_IDS, PRIO_GENERIC))
+        self._prio.update(dict.fromkeys(tools.NEW_RULES, PRIO_TOOL))
         self._prio.update(dict.fromkeys(_PII_RULES, PRIO_PII))
         self._prio.update({spec.name: PRIO_USER for spec in self.config.extra_patterns})
 
@@ -289,7 +316,7 @@ class Detector:
                 h(text, pos, ctx)
         if b"\\" in raw:
             for m in self._escaped.finditer(raw):
-                for h in bounded[m.group(1)]:
+                for h in bounded[self._escaped_at[m.group(1)]]:
                     h(text, m.start(1), ctx)
         for lit, handlers in self._free:
             i = buf.find(lit, 1)
@@ -380,7 +407,10 @@ class Detector:
         ctx = _Ctx()
         self._credentials(text, raw, buf, ctx)
         if not (credentials_only and any(c[3] == CREDENTIALS for c in ctx.cands)):
+            found = len(ctx.cands)
             self._personal(text, raw, buf, ctx)
+            if found and len(ctx.cands) > found:
+                ctx.cands = _joined_at(text, ctx.cands)
         return self._filter(text, ctx.cands) if ctx.cands else []
 
     def _filter(self, text: str, cands: list[tuple[int, int, str, int]]) -> list[Match]:
@@ -454,6 +484,19 @@ class Detector:
             end=max(m.end for m in group),
             level=max(m.level for m in group),
         )
+
+
+Cand = tuple[int, int, str, int]
+
+
+def _joined_at(text: str, cands: list[Cand]) -> list[Cand]:
+    """Drop an e-mail whose `@` ends a credential: in `sqlplus scott/S3cret@db.corp.com`
+    the `@` joins the password to a host; masking `S3cret@db.corp.com` as an address
+    would hide the host and name the password an e-mail."""
+    ends = {e for s, e, _, level in cands if level == CREDENTIALS and text.startswith("@", e)}
+    if not ends:
+        return cands
+    return [c for c in cands if c[2] != "email" or text.find("@", c[0], c[1]) not in ends]
 
 
 _LINE_BREAKS = re.compile(r"\r?\n")

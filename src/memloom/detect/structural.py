@@ -1,7 +1,8 @@
 """Secrets recognised by the syntax around them rather than by their own format.
 
-Authorization headers, bearer tokens, `curl -u user:pass`, `scheme://user:pass@host`,
-JWTs and PEM/OpenSSH private-key blocks (which span lines).
+Authorization headers, bearer tokens, `scheme://user:pass@host`, JWTs and
+PEM/OpenSSH private-key blocks (which span lines). (`curl -u user:pass` is read with
+the other command lines, in `commands.py`.)
 """
 
 from __future__ import annotations
@@ -58,34 +59,6 @@ def scan_bearer(text: str, pos: int) -> Found | None:
     if is_placeholder(value) or not looks_random(value, min_len=16, min_entropy=3.0):
         return None
     return m.start("s"), m.end("s"), "bearer-token"
-
-
-_CURL_USER = re.compile(
-    r"""(?:-u|--user)(?:[ \t]+|=)(?P<q>["']?)
-    (?P<user>[^\s:"'<>{}]{0,128}):(?P<s>[^\s"']{0,256})(?P=q)(?=\s|$)""",
-    re.X,
-)
-
-
-def scan_curl_user(text: str, pos: int) -> Found | None:
-    """`curl … -u user:password` — masks the password, keeps the user.
-
-    Anchored on the flag (bounded work per anchor); `curl` must start the same line.
-    """
-    m = _CURL_USER.match(text, pos, min(len(text), pos + 420))
-    if m is None:
-        return None
-    line_start = text.rfind("\n", max(0, pos - 600), pos) + 1
-    if text.find("curl", max(line_start, pos - 600), pos) < 0:
-        return None
-    pw, user = m.group("s"), m.group("user")
-    if not pw:  # `curl -u sk_live_…:` — an API key passed as the user name
-        if len(user) >= 8 and not weak_password(user) and shannon_entropy(user) >= 3.0:
-            return m.start("user"), m.end("user"), "curl-auth-user"
-        return None
-    if weak_password(pw) or user.startswith("$"):
-        return None
-    return m.start("s"), m.end("s"), "curl-auth-user"
 
 
 _URL_CRED = re.compile(

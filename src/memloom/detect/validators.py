@@ -113,6 +113,7 @@ _PLACEHOLDER_RE = re.compile(
       | \{\{.*\}\} | \{%.*%\} | \{[A-Za-z_][\w.\-]*\} | %[A-Za-z_]\w*% | \#\{.*\}  # templates
       | <[^<>]*> | \[[^\[\]]*\]                                         # <your-token>, [PASSWORD]
       | @[A-Za-z_]\w*@ | %\(\w+\)s | %s | \?
+      | (?:env|file|fd):[\w./~\-]+                  # OpenSSL, apksigner: `env:KS_PASS`
       | (?:process\.env|os\.environ|os\.getenv|env|getenv|environ|config|settings|secrets?|vars|
           self|this|params|args|options|opts|props|ctx|context|request|req|window|document|
           credentials|creds|auth|cfg|conf)\b[.\[(].*
