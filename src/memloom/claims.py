@@ -386,7 +386,8 @@ def compare(old: str, new: str, *, far: bool = False) -> Change:
     if not values_changed:
         # Words said of the subject replaced by others ("session cookies" -> "bearer
         # tokens"): the newer statement, not a paraphrase to merge away.
-        return "update" if replaced == "object" and not far else "same"
+        object_said_otherwise = replaced == "object" and not far and _only_replaced(a, b)
+        return "update" if object_said_otherwise else "same"
     if a.content == b.content or _content_is_synonymous(a.content, b.content):
         return "update"
     return "different"
@@ -443,6 +444,8 @@ def _replaced(a: Claim, b: Claim) -> Literal["subject", "object"] | None:
             continue
         if verbs is None:
             verbs = (_verb(a), _verb(b))
+            if not _same_predicate(a, b, *verbs):
+                return None  # said another way ("X uses Y" / "Y is used by X"): no reading
         span_a, span_b = (left[i1], left[i2 - 1] + 1), (right[j1], right[j2 - 1] + 1)
         if _subject_span(a, b, span_a, span_b, verbs, kinds):
             return "subject"
@@ -471,6 +474,8 @@ def _only_replaced(a: Claim, b: Claim) -> bool:
     "port 8080" -> "port 9090 behind nginx" says more): the same sentence with its
     object said otherwise ("runs on CircleCI" -> "runs on GitHub Actions")."""
     left, right, opcodes = _aligned(a, b)
+    if not any(tag == "equal" for tag, *_ in opcodes):
+        return False  # nothing in common ("alpha" / "bravo"): no sentence to compare
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
@@ -482,6 +487,19 @@ def _only_replaced(a: Claim, b: Claim) -> bool:
         if not names and ka.count("word") != kb.count("word"):
             return False
     return True
+
+
+def _same_predicate(a: Claim, b: Claim, va: int | None, vb: int | None) -> bool:
+    """Whether both statements hang on one verb (or neither has one): only then does
+    where a word stands tell what it is (another subject with the same predicate)."""
+    if va is None or vb is None:
+        return va is None and vb is None
+    x, y = a.tokens[va], b.tokens[vb]
+    if x == y or stem(x) == stem(y) or _synonyms(x, y):
+        return True
+    # A swapped word may read as the verb in one of them ("the sms queue are …"): one
+    # statement's verb found in the other will do.
+    return x in b.tokens or y in a.tokens
 
 
 def _function_word(c: Claim, i: int, token: str) -> bool:
