@@ -8,6 +8,7 @@ framework (and its imports) load: they must start in tens of milliseconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -22,6 +23,12 @@ def main(argv: list[str] | None = None) -> None:
         plugin, args = args[-1], args[:-2]
     fast = len(args) == 2 or (len(args) == 4 and args[2] == "--agent")
     if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall", "session-start"):
+        if os.environ.get("MEMLOOM_LLM_CHILD"):
+            # memloom's own distillation call runs this agent's CLI (memloom.llm's CLI
+            # providers): no capture job, no recall, no digest for it. Read what the
+            # agent sent, say nothing, and let the call go on.
+            _drain_stdin()
+            return
         agent = args[3] if len(args) == 4 else None
         payload = None
         # Only a process of its own (argv from the command line) forks a notify into
@@ -46,12 +53,23 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(banner() + "\n")
         return
     if args in (["mcp"], ["mcp", "--transport", "stdio"]):  # what agents' MCP configs run
+        if os.environ.get("MEMLOOM_LLM_CHILD"):
+            # A distillation call offers the model no tools: memloom's own MCP server
+            # refuses to start inside one (its CLI's flags should not start it at all).
+            sys.stderr.write("memloom mcp: not served inside memloom's own distillation call\n")
+            sys.exit(1)
         from memloom.mcp_stdio import serve
 
         sys.exit(serve(home))
     from memloom.cli import main as cli_main
 
     cli_main(argv)
+
+
+def _drain_stdin() -> None:
+    """Read the hook's payload to its end (an agent may wait for its pipe to drain)."""
+    with contextlib.suppress(Exception):  # no stdin at all: nothing to drain
+        sys.stdin.buffer.read()
 
 
 if __name__ == "__main__":

@@ -254,7 +254,8 @@ class Memloom:
         from where they are (``memory_context``), though it is no agent's folder.
         """
         from memloom.agents import DEFAULT_AGENT
-        from memloom.sessions.importer import ImportOptions, import_agents
+        from memloom.sessions.importer import ImportOptions
+        from memloom.sessions.runs import import_agents
 
         options = ImportOptions(
             paths=[Path(p) for p in paths] if paths else None,

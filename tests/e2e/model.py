@@ -294,6 +294,8 @@ class AgentModel:
         self.tool_turn_delay = 0.0
         #: What :meth:`script` planned, newest last.
         self.scripts: list[Script] = []
+        #: Set by :meth:`fail`: every POST is answered with this status and body.
+        self.failure: tuple[int, dict[str, Any]] | None = None
         self._lock = threading.Lock()
         owner = self
 
@@ -394,6 +396,26 @@ class AgentModel:
             self.scripts.append(Script(when, tuple(calls), answer, hold))
         return when
 
+    def fail(self, status: int, message: str, kind: str = "", doc: Any = None) -> None:
+        """Answer every model request with HTTP ``status`` (a 401, a plan's usage limit)
+        until :meth:`recover`: ``doc``, else one error body every protocol reads
+        (OpenAI's and Anthropic's ``error.type``/``message``, Gemini's ``code``/``status``)."""
+        body = doc or {
+            "type": "error",
+            "error": {
+                "type": kind or ("authentication_error" if status == 401 else "error"),
+                "code": kind or status,
+                "message": message,
+                "status": kind.upper() or ("UNAUTHENTICATED" if status == 401 else "ERROR"),
+            },
+        }
+        with self._lock:
+            self.failure = (status, body)
+
+    def recover(self) -> None:
+        with self._lock:
+            self.failure = None
+
     def clear_scripts(self) -> None:
         with self._lock:
             self.scripts.clear()
@@ -445,6 +467,11 @@ class AgentModel:
         path = h.path.split("?", 1)[0]
         if not isinstance(body, dict):
             h._json(400, {"error": {"message": "expected a JSON object"}})
+            return
+        with self._lock:
+            failure = self.failure
+        if failure is not None:
+            h._json(*failure)
             return
         if self.tool_turn_delay and _wants_tool(body):
             time.sleep(self.tool_turn_delay)

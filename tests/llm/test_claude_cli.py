@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from memloom.agents.markup import LLM_CALL_MARKER
+from memloom.errors import ProviderUnavailableError
 from memloom.llm import (
     DISTILL,
     ClaudeCLIProvider,
@@ -112,10 +114,12 @@ def test_argv_stdin_and_isolation(fake: Fake, tmp_path: Path) -> None:
     assert after("--tools") == ""
     assert "--no-session-persistence" in argv and "--strict-mcp-config" in argv
     assert after("--model") == "haiku"
-    assert json.loads(seen["stdin"]) == PAYLOAD
+    marker, _, body = seen["stdin"].partition("\n")
+    assert marker == LLM_CALL_MARKER and json.loads(body) == PAYLOAD
+    assert "--safe-mode" in argv  # no hooks, plugins or MCP servers of the user's
     assert seen["child"] == "1"
     # Run in a throw-away directory (no project CLAUDE.md, hooks or settings), then removed.
-    assert Path(seen["cwd"]).name.startswith("memloom-claude-")
+    assert Path(seen["cwd"]).name.startswith("memloom-llm-claude-code-")
     assert not Path(seen["cwd"]).exists()
     assert Path(seen["cwd"]).resolve() != tmp_path.resolve()
 
@@ -151,8 +155,12 @@ def test_not_json_is_a_failed_call(fake: Fake) -> None:
 
 def test_garbage_output_and_exit_code(fake: Fake) -> None:
     fake.reply(raw="Segmentation fault", exit="1", stderr="boom")
-    with pytest.raises(LLMError, match="exit code 1, no JSON result: boom"):
-        run(ClaudeCLIProvider())
+    # Output that is no result and a failed exit: retried, then the run stops (the
+    # session stays undone), saying what the CLI said.
+    p = ClaudeCLIProvider(sleep=lambda s: None)
+    with pytest.raises(ProviderUnavailableError, match="exit code 1, no answer: boom"):
+        run(p)
+    assert len(fake.calls()) == 2
 
 
 def test_not_logged_in_stops_the_run(fake: Fake) -> None:
@@ -167,7 +175,7 @@ def test_not_logged_in_stops_the_run(fake: Fake) -> None:
 
 def test_usage_limit_stops_the_run(fake: Fake) -> None:
     fake.reply(result(is_error=True, result="Claude AI usage limit reached|1767225600"))
-    with pytest.raises(ProviderStopError, match="usage or billing limit"):
+    with pytest.raises(ProviderStopError, match="usage limit"):
         run(ClaudeCLIProvider())
 
 
@@ -181,7 +189,7 @@ def test_overloaded_is_retried_then_fails(fake: Fake) -> None:
 
 def test_timeout_is_retried(fake: Fake) -> None:
     fake.reply(result(REPLY), sleep="5")
-    with pytest.raises(LLMError, match=r"timed out after 0\.4s"):
+    with pytest.raises(LLMError, match=r"no answer within 0\.4 s"):
         run(ClaudeCLIProvider(timeout=0.4, max_tries=2, sleep=lambda s: None))
     assert len(fake.calls()) == 2
 
@@ -197,7 +205,7 @@ def test_missing_executable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(ValueError, match="no `claude` executable"):
         ClaudeCLIProvider()
     p = ClaudeCLIProvider(executable="/nonexistent/claude")
-    with pytest.raises(ProviderStopError, match="cannot run the claude CLI"):
+    with pytest.raises(ProviderStopError, match="cannot run Claude Code"):
         run(p)
 
 
@@ -205,7 +213,7 @@ def test_resolve_finds_the_fake_on_path(fake: Fake) -> None:
     llm = resolve_llm({"PATH": os.environ["PATH"]})
     assert isinstance(llm, ClaudeCLIProvider)
     assert llm.executable == str(fake.exe)
-    assert "auto-detected" in llm.description and "no extra key" in llm.description
+    assert "auto-detected" in llm.description and "no API key" in llm.description
 
 
 def test_build_argv_extra_args() -> None:

@@ -516,7 +516,7 @@ def test_a_memory_label_never_makes_a_folder_an_aider_root(m, tmp_path, monkeypa
     from an agent's own folder) and the folders ``connect aider`` named."""
     from memloom.agents import get_agent
     from memloom.agents.base import DiscoverOptions
-    from memloom.sessions.importer import share_project_roots
+    from memloom.sessions.runs import share_project_roots
 
     victim = tmp_path / "victim"
     victim.mkdir()

@@ -18,3 +18,22 @@ NATIVE_TAG_PREFIX = "native:"
 def native_tag(source: str) -> str:
     """The tag of memories read from agent ``source``'s own memory (``native:claude-code``)."""
     return NATIVE_TAG_PREFIX + source
+
+
+#: memloom's own distillation calls through an agent's CLI (``memloom.llm``'s CLI
+#: providers): the child's environment variable, the prefix of the empty folder
+#: each call runs in, and the first line of its prompt. memloom's hooks stand down
+#: in such a child, and a session file the call leaves behind is never imported.
+LLM_CHILD_ENV = "MEMLOOM_LLM_CHILD"
+LLM_WORKDIR_PREFIX = "memloom-llm-"
+LLM_CALL_MARKER = "[memloom distiller call: not a user session]"
+
+
+def is_llm_call(cwd: str | None = None, text: str | None = None) -> bool:
+    """Whether a session is one of memloom's own distillation calls: it ran in a
+    folder memloom made for one, or its first prompt opens with the marker."""
+    if cwd:
+        base = cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        if base.startswith(LLM_WORKDIR_PREFIX):
+            return True
+    return bool(text) and LLM_CALL_MARKER in (text or "")[:2000]

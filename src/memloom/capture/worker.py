@@ -149,7 +149,7 @@ class CaptureWorker:
         or whose end hook is not awaited (Gemini SessionEnd)."""
         from memloom.agents import found_agents, get_agent
         from memloom.agents.base import DiscoverOptions
-        from memloom.sessions.importer import share_project_roots
+        from memloom.sessions.runs import share_project_roots
 
         scope = load_scope(self.home)
         if not scope.enabled:

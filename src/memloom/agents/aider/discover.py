@@ -3,7 +3,7 @@
 Aider has no home folder: it writes ``.aider.chat.history.md`` into the repository
 root (its git root; ``--chat-history-file`` / ``AIDER_CHAT_HISTORY_FILE`` can move or
 rename it). memloom therefore looks in the **project roots it already knows** --
-the caller passes them (:func:`memloom.sessions.importer.share_project_roots`: the
+the caller passes them (:func:`memloom.sessions.runs.share_project_roots`: the
 working directories of sessions memloom imported from agents' own folders, the
 folders of Aider histories it imported, and the folders ``memloom connect aider``
 named; never a memory's ``project`` label, which any API caller can set) -- at each
