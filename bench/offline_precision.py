@@ -18,6 +18,19 @@ the same extractor to the subagents' records of the Claude Code transcripts
 rich in narration and questions), in chunks of 20 records, and writes them
 with ``"corpus": "subagents"`` (the import's are ``"corpus": "import"``).
 
+Those two give about 30 outputs, short of the 100 a measure needs, so ``run``
+also applies the extractor to every other text in the same shared files
+(``"corpus": "left-out"``): each string of 20 characters or more in each JSON
+record (Claude Code's thinking blocks, tool-call inputs and tool results; the
+other agents' reasoning, tool calls and outputs; aider's chat history lines),
+redacted, 20 strings to a chunk, the role read from the record (``type`` or the
+nearest ``role``; ``assistant`` when none says). An output the import or the
+subagent pass already gave for that file, or that this pass already gave for
+it, is not written twice. This is text the importer does not hand the
+extractor today; it is real prose and pasted output from the same sessions, a
+harder test of the rules than the import alone, and its figures are printed
+apart.
+
 ``score`` joins the outputs with a label file keyed by text (``{"text", "good",
 "type"}``: ``type`` is the right type of a good memory) and prints precision
 (good / labelled), type accuracy (right type / good) and the count of good
@@ -128,6 +141,98 @@ def subagent_outputs(transcripts: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _strings(node: Any, role: str, acc: list[tuple[str, str]]) -> None:
+    """Every string of 20 characters or more under ``node``, with the role that owns it."""
+    if isinstance(node, dict):
+        if node.get("role") in ("user", "assistant"):
+            role = node["role"]
+        elif node.get("type") in ("user", "assistant"):
+            role = node["type"]
+        for value in node.values():
+            _strings(value, role, acc)
+    elif isinstance(node, list):
+        for value in node:
+            _strings(value, role, acc)
+    elif isinstance(node, str) and len(node) >= 20:
+        acc.append((role, node))
+
+
+def _file_strings(path: Path) -> tuple[list[tuple[int, str, str]], str]:
+    """A shared file's strings as (line, role, text), and its project folder.
+
+    ``line`` is the record's line in a JSON Lines or Markdown file, the string's
+    place in a whole-file JSON document."""
+    text = path.read_text(errors="replace")
+    out: list[tuple[int, str, str]] = []
+    records: list[Any] = []
+    if path.suffix == ".jsonl":
+        for number, raw in enumerate(text.splitlines(), 1):
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            records.append(record)
+            found: list[tuple[str, str]] = []
+            _strings(record, "assistant", found)
+            out += [(number, role, string) for role, string in found]
+    elif path.suffix == ".json":
+        try:
+            records = [json.loads(text)]
+        except ValueError:
+            return [], ""
+        found = []
+        _strings(records[0], "assistant", found)
+        out = [(n, role, string) for n, (role, string) in enumerate(found, 1)]
+    else:  # aider: its input history ("+" lines, all the user's) and Markdown chat,
+        # where "#### " opens a user line
+        user_only = path.suffix == ".history"
+        out = [
+            (n, "user" if user_only or x.startswith("#### ") else "assistant", x.lstrip("+"))
+            for n, x in enumerate(text.splitlines(), 1)
+            if x.strip()
+        ]
+    project = next((str(r["cwd"]) for r in records if isinstance(r, dict) and r.get("cwd")), "")
+    return out, project
+
+
+def left_out_outputs(sources: list[Path], seen: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The extractor over the text the importer leaves out (see the docstring)."""
+    from memloom.detect import default_detector
+    from memloom.llm.offline import extract_memories
+
+    detector = default_detector()
+    out: list[dict[str, Any]] = []
+    files = sorted(
+        p
+        for src in sources
+        for p in src.rglob("*")
+        if p.is_file() and p.suffix in (".jsonl", ".json", ".md", ".history")
+    )
+    for path in files:
+        if path.name in ("README.md", "MANIFEST.tsv") or "licenses" in path.parts:
+            continue
+        strings, project = _file_strings(path)
+        lines = [
+            {"line": n, "role": role, "text": detector.redact(text)[0]} for n, role, text in strings
+        ]
+        for start in range(0, len(lines), 20):
+            payload = {"session": {"project": project}, "lines": lines[start : start + 20]}
+            for item in extract_memories(payload):
+                if (path.name, item["content"]) in seen:
+                    continue
+                seen.add((path.name, item["content"]))
+                out.append(
+                    {
+                        "text": item["content"],
+                        "type": item["type"],
+                        "file": path.name,
+                        "line": item["lines"][0],
+                        "corpus": "left-out",
+                    }
+                )
+    return out
+
+
 def run(out: Path) -> None:
     os.environ["MEMLOOM_LLM"] = "offline"
     import memloom
@@ -147,6 +252,9 @@ def run(out: Path) -> None:
         )
         stored = report.saved
     rows = recorder.outputs + subagent_outputs(_sources()[0])
+    seen = {(r["file"], r["text"]) for r in rows}
+    left_out = left_out_outputs(_sources(), seen)
+    rows += left_out
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
         for row in rows:
@@ -155,7 +263,8 @@ def run(out: Path) -> None:
     print(
         f"import: {len(recorder.outputs)} extractor outputs from {sessions} session files, "
         f"{stored} memories saved ({report.merged} merged); subagent records: "
-        f"{len(rows) - len(recorder.outputs)} outputs; written to {out}"
+        f"{len(rows) - len(recorder.outputs) - len(left_out)} outputs; text left out: "
+        f"{len(left_out)} outputs; written to {out}"
     )
 
 

@@ -293,3 +293,67 @@ def test_how_to_is_a_procedure_and_what_is_true_is_a_fact() -> None:
         "fact",
         "preference",
     ]
+
+
+def test_a_line_wrapped_mid_sentence_is_read_whole() -> None:
+    text = (
+        "On Windows shells you may need to quote any value that holds `{...}` so the\n"
+        "shell leaves the braces alone; run `gh api --help` to see more."
+    )
+    got = extracted(("assistant", text))
+    assert [c for _, _, c in got] == [
+        "In acme-api: On Windows shells you may need to quote any value that holds `{...}` "
+        "so the shell leaves the braces alone; run `gh api --help` to see more."
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Always open `docs/AGENTS.md` when the",  # cut where the line broke
+        "Run `make lint` and then `make test` and",
+        "Running `npm run dev` to rebuild on every change.",  # a list item, no verb
+        "With one of: `create`, `plan`, `start`.",
+        "Create a new function that finds the PR with `gh pr view --json url`.",  # a task step
+        "For demos, run `make demo` or read the sections above.",  # points away
+        "Update the toolchain with `rustup update` if needed.",  # hedged
+        "I'd recommend running `cargo doc` for the API reference.",  # first-person advice
+        "The user wants the CLI installable with `uv tool install .` from any folder.",
+        "They provide `uv tool upgrade --reinstall` for that.",
+    ],
+)
+def test_fragments_task_steps_and_narration_are_not_memories(text: str) -> None:
+    assert extracted(("assistant", text), ("user", text)) == []
+
+
+def test_stop_what_you_are_doing_is_not_a_rule() -> None:
+    assert extracted(("user", "STOP what you are doing and wait for the user to reply.")) == []
+
+
+def test_read_tool_line_numbers_are_left_out() -> None:
+    got = extracted(("assistant", "  15 - Run `make docs` to build the site locally."))
+    assert [c for _, _, c in got] == ["In acme-api: Run `make docs` to build the site locally."]
+
+
+def test_how_to_anywhere_in_the_sentence_is_a_procedure() -> None:
+    got = extracted(
+        ("assistant", "Uninstall with `uv tool uninstall acme-cli` when you are done."),
+        ("assistant", "`uv tool install --force .` - to force a reinstall."),
+        ("assistant", "For scripts, use `uv run acme --json` to get machine output."),
+        ("assistant", "Ruff enforces 100 columns; run `ruff check .` before committing."),
+        ("assistant", '"To upgrade every tool: `uv tool upgrade --all`"'),
+        ("assistant", "Lint: `ruff check src tests`"),
+        max_items=20,
+    )
+    assert [kind for _, kind, _ in got] == ["procedure"] * 6
+
+
+def test_what_is_true_stays_a_fact_and_a_standing_rule_is_a_preference() -> None:
+    got = extracted(
+        ("assistant", "All tooling runs through `uv` in the acme-api repo."),
+        ("assistant", "Type checking: both `mypy` and `pyright` run in `pre-commit`."),
+        ("assistant", "`make install` upgrades `pip` and installs the CLI locally."),
+        ("assistant", "ALWAYS disable pagers with `git --no-pager log` in scripts."),
+        max_items=20,
+    )
+    assert [kind for _, kind, _ in got] == ["fact", "fact", "fact", "preference"]

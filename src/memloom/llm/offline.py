@@ -12,10 +12,15 @@ the same tasks through the same ``complete()`` call as the real providers:
   work (a backticked shell command with run/use/install/test/... in a user or
   assistant sentence: a procedure when it says how to do something, a fact when
   it says what is true). Questions, headings ("Problem Description:", "## …"),
-  narration ("The question is …", "Let me …", "Looking at …"), reports of work
-  done, hedged sentences ("maybe", "I think"), code, logs, pasted output,
-  fragments, text in a non-Latin script and sentences that lean on context
-  ("it", "this", "also", "the other") are skipped, whoever wrote them. At most
+  narration ("The question is …", "Let me …", "Looking at …", "The user
+  wants …", "I'd recommend …"), reports of work done, steps of the task at hand
+  ("Create a new function …"), hedged sentences ("maybe", "if needed"), code,
+  logs, pasted output, fragments (cut off on "the", "and" …; a verbless list
+  item), text in a non-Latin script and sentences that lean on context ("it",
+  "this", "also", "the other", "above") are skipped, whoever wrote them. A line
+  wrapped mid-sentence is read as one sentence. A command sentence that says how
+  to do something anywhere in it ("run `x` before …", "`x` - to …", "Uninstall
+  with `x`") is a procedure, an always/never rule a preference. At most
   ``max_items`` memories per chunk, deduplicated, each at most 300 characters,
   each citing the transcript line it came from.
 * ``memloom_classify`` — a word-overlap rule (the importer normally uses the
@@ -54,6 +59,11 @@ _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[*])")
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
+# A file as a read tool shows it: "  15 - text", "39→text".
+_LINE_NUMBER = re.compile(r"^\d{1,5}\s*(?:→|\t|-\s)\s*")
+# A line that ends mid-sentence, the next one going on in lower case: one sentence
+# wrapped at a fixed width, not two.
+_WRAPPED = re.compile(r"(?<=[\w,`])[ \t]*\n[ \t]*(?=[a-z(`])")
 _CODEISH_START = re.compile(
     r"^(?:[>$#{}\[\]<|@+]|//|/\*|\*/|at\s+\S+\(|File \"|Traceback|diff --git|index [0-9a-f]|"
     r"---|\d{1,2}:\d{2}|[A-Z]:\\|(?:def|class|function|const|let|var|import|from|return)\s)"
@@ -75,10 +85,11 @@ def _sentences(text: str) -> Iterator[str]:
     """Prose sentences of one transcript line; code, logs and pasted output left out."""
     text = text.replace("\\\n", "\n")
     text = _FENCED.sub("\n", text)
+    text = _WRAPPED.sub(" ", text)
     for raw in text.split("\n"):
         if raw.startswith(("    ", "\t")):
             continue
-        line = raw.strip().rstrip("\\").strip()
+        line = _LINE_NUMBER.sub("", raw.strip().rstrip("\\").strip())
         line = _BULLET.sub("", line).replace("**", "").strip()
         if not line or _codeish(line):
             continue
@@ -126,7 +137,10 @@ _NARRATION = re.compile(
     r"great\b|perfect\b|excellent\b|awesome\b|good news\b|done\b|"
     r"here(?:['’]s| is| are)\b|i['’]ve\b|i have (?:added|created|updated|fixed|made|changed|"
     r"implemented|removed|written)\b|we['’]ve\b|(?:as\s+)?you can see\b|i see\b|i notice|"
-    r"i found\b|based on\b|in summary\b|to summari[sz]e\b)",
+    r"i found\b|based on\b|in summary\b|to summari[sz]e\b|"
+    r"i['’]d\b|i would\b|i (?:recommend|suggest)\b|my (?:recommendation|suggestion)\b|"
+    r"the user\s+(?:wants|wanted|asked|is asking|needs|said|mentioned|prefers to)\b|"
+    r"they\s+(?:provide|have|say|suggest|recommend|mention)\b)",
     re.IGNORECASE,
 )
 # An assistant's report of work just done: "Created `CONTRIBUTING.md` with …".
@@ -137,23 +151,56 @@ _DONE_REPORT = re.compile(
 )
 # Words by which a rule leans on what was said before it ("do not also …").
 _LEANS_BACK = re.compile(r"\b(?:also|as well|the other|the rest|again)\b", re.IGNORECASE)
+# Words that point at another part of the page, wherever they stand.
+_POINTS_AWAY = re.compile(
+    r"\b(?:above|below|earlier|previously|the following|aforementioned)\b", re.IGNORECASE
+)
+# A sentence cut off: it ends on a word that cannot end one ("… switch the.").
+_CUT_OFF = re.compile(
+    r"\b(?:the|a|an|and|or|but|nor|to|of|in|on|at|for|with|by|from|into|that|which|who|"
+    r"whose|when|where|if|than|as|is|are|was|were|be|your|our|their|its|my)\W*$",
+    re.IGNORECASE,
+)
+# A list item with no verb of its own: "Running `x` to …", "With one of: …".
+_VERBLESS_ITEM = re.compile(
+    r"^(?:[A-Za-z]+ing|with|without|such as|e\.g\.)\b(?![^,;]*\b(?:is|are|"
+    r"was|were|has|have|does|do|can|will|must|should|needs?|requires?|takes?|makes?|"
+    r"runs?|uses?)\b)",
+    re.IGNORECASE,
+)
+# A step of the task at hand, not a way of working: "Create a new function to …".
+_TASK_STEP = re.compile(
+    r"^(?:create|implement|write|refactor|modify|rewrite|design|build out|add support)\s+"
+    r"(?:a|an|the|new|some)\b",
+    re.IGNORECASE,
+)
 # How to do something: an imperative, "to X, run Y", "you can run …", "X: `cmd`".
 _HOW_TO = re.compile(
     r"^(?:run|use|install|reinstall|execute|invoke|call|start|restart|build|test|lint|format|"
-    r"deploy|launch|upgrade|update|set|export|source|activate|pass|add|prefix|pipe|type|"
+    r"deploy|launch|upgrade|update|set|export|source|activate|pass|add|prefix|pipe|"
     r"open|serve|enable|disable|pin|clear|delete|remove|check|try)\b|"
     r"^to\s+\w+|"
     r"^(?:you|anyone|one|we|users?|developers?|people|everyone)\b[^.;]{0,80}?\b"
     r"(?:can|could|should|must|need to|needs to|have to|has to)\s+"
     r"(?:just\s+|simply\s+|now\s+|also\s+|then\s+|always\s+)?\w+|"
     r"\b(?:just|simply)\s+(?:run|use|type|call)\b|\bby running\b|"
-    r"^[\w .'-]{1,40}:\s*`",
+    r"\b(?:run|use|try|type|call|execute|invoke)\s+`|"
+    r"^(?!(?:all|the|a|an|this|that|each|every|both|it|its|our|your|their)\b)[a-z]+(?<!s)"
+    r"(?:\s+\w+){0,3}\s+(?:with|using|via)\s+`|"
+    r"`[^`]+`(?:\s+(?:flag|command|option))?\s*(?:[-–—:]\s*)?(?:to|in order to)\s+[a-z]|"
+    r"^[\w .'-]{1,40}:\s*`[^`]+`\s*(?:$|[-–—(.]|\b(?:when|if|to|for|after|before)\b)",
     re.IGNORECASE,
 )
+# "For scripts, …", "If you prefer X, …": a condition before the sentence proper.
+_LEAD_CONDITION = re.compile(
+    r"^(?:for|when|whenever|if|before|after|once|in|on|during|to)\b[^,]{1,80},\s*",
+    re.IGNORECASE,
+)
+_STANDING_RULE = re.compile(r"^(?:always|never|don'?t|do not|avoid)\b", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|might|possibly|probably|not sure|i wonder|i guess|i think|i believe|"
     r"i suppose|wondering|seems?|looks like|if possible|for now|for this|right now|"
-    r"temporarily|at the moment|this time)\b",
+    r"temporarily|at the moment|this time|if needed|if necessary|as needed)\b",
     re.IGNORECASE,
 )
 # Words that make a sentence lean on the conversation around it.
@@ -179,7 +226,7 @@ _RULE = re.compile(
 _RULE_NOISE = re.compile(
     r"^(?:don'?t|do not)\s+(?:worry|know|think|bother|mind|see|understand|remember|get|need|"
     r"have|want to|forget)\b|^stop\s+(?:here|there|now|it|that|this|the)\b|"
-    r"^never\s+mind\b",
+    r"^never\s+mind\b|^stop\s+what\b",
     re.IGNORECASE,
 )
 _I_PREFER = re.compile(
@@ -357,6 +404,12 @@ def _procedure_candidate(s: str, line: int, role: str, name: str) -> _Candidate 
         return None
     if role == "assistant" and (_ASSISTANT_TRANSIENT.match(s) or _DONE_REPORT.match(s)):
         return None
+    if (
+        _VERBLESS_ITEM.match(_INLINE_CODE.sub("code", s))
+        or _TASK_STEP.match(s)
+        or _POINTS_AWAY.search(s)
+    ):
+        return None
     if not (_RUN_COMMAND.search(s) or _COMMAND_VERB.search(_INLINE_CODE.sub(" ", s))):
         return None
     # Context words after the command usually refer to it ("... and it runs on push").
@@ -364,7 +417,13 @@ def _procedure_candidate(s: str, line: int, role: str, name: str) -> _Candidate 
     if _DEICTIC.search(before) or len(s.split()) < 4:
         return None
     body = s[0].upper() + s[1:]
-    kind = "procedure" if _HOW_TO.search(s) else "fact"
+    plain = s.strip("\"'“”")
+    if _STANDING_RULE.match(plain):
+        kind = "preference"
+    elif _HOW_TO.search(plain) or _HOW_TO.search(_LEAD_CONDITION.sub("", plain)):
+        kind = "procedure"
+    else:
+        kind = "fact"
     return _Candidate(4, line, kind, f"In {name or 'the project'}: {_finish(body)}")
 
 
@@ -391,6 +450,7 @@ def _not_a_memory(sentence: str) -> bool:
         or _TITLE_LABEL.match(sentence)
         or _NARRATION.match(sentence)
         or _unbalanced(sentence)
+        or _CUT_OFF.search(_INLINE_CODE.sub("code", sentence).rstrip(" .!…"))
     )
 
 
