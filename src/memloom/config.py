@@ -201,7 +201,8 @@ class LLMSettings:
     provider class and auto-detects one from the keys when it is None.
     """
 
-    #: ``MEMLOOM_LLM`` as written (``memloom.llm`` knows the names and aliases).
+    #: ``MEMLOOM_LLM`` as written (``memloom.llm`` knows the names and aliases), else
+    #: ``[llm] provider`` of config.toml (what ``memloom llm use`` writes).
     provider: str | None = None
     model: str | None = None
     #: ``MEMLOOM_LLM_BASE_URL`` unchecked; :attr:`base_url` checks it.
@@ -211,6 +212,8 @@ class LLMSettings:
     api_key: str | None = None
     openai_api_key: str | None = None
     anthropic_api_key: str | None = None
+    #: Where :attr:`provider` came from: ``MEMLOOM_LLM=…`` or ``config.toml [llm] provider``.
+    provider_source: str | None = None
 
     def __repr__(self) -> str:  # never show a key
         keys = [v for v, k in self._keys().items() if k]
@@ -271,30 +274,86 @@ def _env_value(env: Mapping[str, str], name: str) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def llm_settings(env: Mapping[str, str] | None = None) -> LLMSettings:
-    """The LLM settings from ``env`` (default ``os.environ``); blank values count as unset."""
+def _llm_table(raw: Mapping[str, Any] | None) -> dict[str, str]:
+    """config.toml's ``[llm]`` values memloom reads (provider, model, timeout), as text."""
+    table = (raw or {}).get("llm", {})
+    if not isinstance(table, Mapping):
+        raise ConfigError('config.toml: [llm] must be a table (provider = "codex-cli")')
+    out = {}
+    for key in ("provider", "model", "timeout"):
+        value = table.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ConfigError(f"config.toml: [llm] {key} must be a string, not {value!r}")
+        if str(value).strip():
+            out[key] = str(value).strip()
+    return out
+
+
+def llm_settings(
+    env: Mapping[str, str] | None = None, config: Mapping[str, Any] | None = None
+) -> LLMSettings:
+    """The LLM settings from ``env`` (default ``os.environ``), then config.toml's ``[llm]``
+    table (``config``: the parsed file) for what the environment leaves unset; blank
+    values count as unset."""
     env = os.environ if env is None else env
+    table = _llm_table(config)
 
     def get(name: str) -> str | None:
         return _env_value(env, name)
 
+    provider, source = get(LLM_PROVIDER_VAR), None
+    if provider is not None:
+        source = f"{LLM_PROVIDER_VAR}={provider}"
+    elif "provider" in table:
+        provider, source = table["provider"], f"config.toml [llm] provider = {table['provider']}"
     return LLMSettings(
-        provider=get(LLM_PROVIDER_VAR),
-        model=get(LLM_MODEL_VAR),
+        provider=provider,
+        provider_source=source,
+        model=get(LLM_MODEL_VAR) or table.get("model"),
         base_url_raw=get(LLM_BASE_URL_VAR),
-        timeout_raw=get(LLM_TIMEOUT_VAR),
+        timeout_raw=get(LLM_TIMEOUT_VAR) or table.get("timeout"),
         api_key=get(LLM_API_KEY_VAR),
         openai_api_key=get(OPENAI_API_KEY_VAR),
         anthropic_api_key=get(ANTHROPIC_API_KEY_VAR),
     )
 
 
-def llm_requested(env: Mapping[str, str] | None = None) -> bool:
-    """True when the environment names an LLM (never probes for a ``claude`` binary).
+def llm_requested(
+    env: Mapping[str, str] | None = None, config: Mapping[str, Any] | None = None
+) -> bool:
+    """True when the environment or config.toml's ``[llm] provider`` names an LLM (never
+    probes for an agent's CLI).
 
     ``save`` consults the belief pipeline only then; imports resolve a provider
     regardless (``memloom.llm.resolve_llm``). Any non-empty value counts, even
     blanks, as it always has.
     """
     env = os.environ if env is None else env
-    return any(env.get(k) for k in LLM_ENVIRONMENT)
+    return any(env.get(k) for k in LLM_ENVIRONMENT) or "provider" in _llm_table(config)
+
+
+#: Calls through an agent's CLI (a plan, not an API budget) have a daily cap of their
+#: own: ``MEMLOOM_CLI_DAILY_CAP``, else ``[llm] cli_daily_cap``, else this.
+CLI_DAILY_CAP_VAR = "MEMLOOM_CLI_DAILY_CAP"
+DEFAULT_CLI_DAILY_CAP = 25
+
+
+def cli_daily_cap(raw: Mapping[str, Any] | None = None) -> int:
+    """Today's cap on distillation calls through an agent's CLI (0: none today)."""
+    value: Any = os.environ.get(CLI_DAILY_CAP_VAR)
+    where = CLI_DAILY_CAP_VAR
+    if value is None or not str(value).strip():
+        table = (raw or {}).get("llm", {})
+        value = table.get("cli_daily_cap") if isinstance(table, Mapping) else None
+        where = "config.toml [llm] cli_daily_cap"
+    if value is None:
+        return DEFAULT_CLI_DAILY_CAP
+    try:
+        cap = int(str(value).strip())
+    except ValueError:
+        cap = -1
+    if cap < 0 or isinstance(value, bool):
+        raise ConfigError(f"{where} must be a whole number of calls (0 or more), not {value!r}")
+    return cap

@@ -133,7 +133,7 @@ def test_timeout_setting() -> None:
 @pytest.mark.parametrize(
     ("env", "which", "words"),
     [
-        ({"MEMLOOM_LLM": "gpt"}, nothing, "not a known provider; choose one of openai, anthropic"),
+        ({"MEMLOOM_LLM": "gpt"}, nothing, "not a known distiller; choose one of openai, anthropic"),
         ({"MEMLOOM_LLM": "openai"}, nothing, "needs an API key"),
         (
             {"MEMLOOM_LLM": "openai", "MEMLOOM_LLM_BASE_URL": "https://api.openai.com/v1"},

@@ -43,9 +43,13 @@ class CoreContext:
     def llm(self) -> Any:
         """The configured LLM provider (``MEMLOOM_LLM``…), resolved on first use."""
         if self.resolved_llm is None:
-            from memloom.llm import resolve_llm
+            from memloom.config import cli_daily_cap
+            from memloom.llm import DailyMeter, resolve_llm
 
-            self.resolved_llm = resolve_llm()
+            llm = resolve_llm(config=self.settings.raw)
+            if getattr(llm, "metered", False):  # an agent's CLI: its own daily cap
+                llm.meter = DailyMeter(self.settings.home, cli_daily_cap(self.settings.raw))
+            self.resolved_llm = llm
         return self.resolved_llm
 
     def requested_llm(self) -> Any:
@@ -55,7 +59,7 @@ class CoreContext:
 
         if self.resolved_llm is not None:
             return self.resolved_llm
-        return self.llm if llm_requested() else None
+        return self.llm if llm_requested(config=self.settings.raw) else None
 
     def classify_sensitivity(self, text: str) -> int:
         level, _ = self.detector.classify(text)

@@ -1,19 +1,21 @@
-"""Language models for distillation: one protocol, four providers, three tasks.
+"""Language models for distillation: one protocol, providers, three tasks.
 
-``resolve_llm()`` picks the provider from the environment (DESIGN.md):
+``resolve_llm()`` picks the provider (DESIGN.md, docs/llm.md): ``MEMLOOM_LLM``, else
+config.toml's ``[llm] provider`` (``memloom llm use <name>`` writes it), names one of
 
-* ``MEMLOOM_LLM`` = ``openai`` (any OpenAI-compatible server: OpenAI, Ollama,
-  vLLM, llama.cpp, OpenRouter) | ``anthropic`` | ``claude-cli`` (the user's
-  ``claude -p``, no extra key) | ``offline``;
-* ``MEMLOOM_LLM_MODEL``, ``MEMLOOM_LLM_BASE_URL``, and the key from
-  ``MEMLOOM_LLM_API_KEY``, then ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``
-  (whichever belongs to the provider); optional ``MEMLOOM_LLM_TIMEOUT`` seconds.
-* Unset: auto-detect, in this order: ``OPENAI_API_KEY`` or
-  ``MEMLOOM_LLM_BASE_URL`` -> openai; ``ANTHROPIC_API_KEY`` -> anthropic;
-  (a lone ``MEMLOOM_LLM_API_KEY`` -> anthropic if it looks like one,
-  ``sk-ant-...``, else openai); a ``claude`` executable on PATH ->
-  claude-cli; else offline. The resolved provider's ``description`` says
-  which one was chosen and why.
+* ``openai`` (any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp,
+  OpenRouter) | ``anthropic``: an API, with ``MEMLOOM_LLM_MODEL``,
+  ``MEMLOOM_LLM_BASE_URL``, and the key from ``MEMLOOM_LLM_API_KEY``, then
+  ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``; optional ``MEMLOOM_LLM_TIMEOUT``;
+* ``claude-cli`` | ``codex-cli`` | ``gemini-cli`` | ``qwen-cli`` | ``copilot-cli`` |
+  ``opencode-cli``: the user's own agent CLI, headless, on their plan or login (no
+  key; no tools; the call's session never imported; a daily cap of its own,
+  :mod:`.meter`);
+* ``offline``: the rule-based extractor.
+
+Unset: auto-detect, API keys first, then the agent CLIs on PATH in
+:data:`.registry.CLI_ORDER`, else offline. The resolved provider's
+``description`` says which one was chosen and why.
 
 Bad values raise :class:`memloom.config.ConfigError` (a ``ValueError``) with
 a message that says what to set.
@@ -29,12 +31,14 @@ from __future__ import annotations
 
 from memloom.config import ConfigError
 
+from ._cli import CLIProvider
 from .anthropic import AnthropicProvider
 from .base import LLM, BaseLLM, LLMError, ProviderAuthError, ProviderStopError
 from .claude_cli import ClaudeCLIProvider
+from .meter import DailyMeter
 from .offline import OfflineLLM
 from .openai import OpenAIProvider
-from .registry import PROVIDERS, resolve_llm
+from .registry import CLI_ORDER, PROVIDERS, installed_clis, normalise, resolve_llm
 from .tasks import (
     CLASSIFY,
     DISTILL,
@@ -58,6 +62,7 @@ from .tasks import (
 
 __all__ = [
     "CLASSIFY",
+    "CLI_ORDER",
     "DISTILL",
     "JUDGE",
     "LLM",
@@ -65,8 +70,10 @@ __all__ = [
     "TASKS",
     "AnthropicProvider",
     "BaseLLM",
+    "CLIProvider",
     "ClaudeCLIProvider",
     "ConfigError",
+    "DailyMeter",
     "DistillResult",
     "DistilledMemory",
     "LLMClassifier",
@@ -80,7 +87,9 @@ __all__ = [
     "classify",
     "distill",
     "distill_payload",
+    "installed_clis",
     "judge",
+    "normalise",
     "resolve_llm",
     "schema_for",
     "system_for",

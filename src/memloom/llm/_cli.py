@@ -52,6 +52,7 @@ from memloom.config import ConfigError, LLMSettings
 from memloom.errors import ProviderUnavailableError
 
 from .base import BaseLLM, LLMError, ProviderAuthError, ProviderStopError, parse_json_reply
+from .meter import DailyMeter
 
 __all__ = ["CLIProvider", "CLIRun", "compose_prompt", "schema_hint"]
 
@@ -187,6 +188,8 @@ class CLIProvider(BaseLLM):
     auth_markers: ClassVar[tuple[str, ...]] = ()
     stop_markers: ClassVar[tuple[str, ...]] = ()
     transient_markers: ClassVar[tuple[str, ...]] = ()
+    #: Calls through it count against the CLI's daily cap (:mod:`.meter`).
+    metered: ClassVar[bool] = True
     #: Whether the prompt goes on stdin (else :meth:`argv` carries it).
     prompt_on_stdin: ClassVar[bool] = True
 
@@ -225,6 +228,9 @@ class CLIProvider(BaseLLM):
         self._sleep = sleep
         self.cost_usd = 0.0
         self.description = description or self.describe(None)
+        #: Today's cap on calls through an agent's CLI (:mod:`.meter`), set by whoever
+        #: knows the data folder (:class:`memloom.core.context.CoreContext`); None: none.
+        self.meter: DailyMeter | None = None
 
     # ------------------------------------------------------------ construction
 
@@ -291,6 +297,13 @@ class CLIProvider(BaseLLM):
         self, task: str, system: str, payload: dict[str, Any], schema: dict[str, Any]
     ) -> dict[str, Any]:
         text = json.dumps(payload, ensure_ascii=False)
+        if self.meter is not None and not self.meter.take(self.name):
+            raise ProviderStopError(
+                f"today's cap of {self.meter.cap} distillation calls through an agent's CLI "
+                f"is spent ({self.label}): memloom stops here and goes on tomorrow; raise it "
+                "with [llm] cli_daily_cap in config.toml (or MEMLOOM_CLI_DAILY_CAP)",
+                provider=self.name,
+            )
         self._count_call(task, len(system) + len(text))
         try:
             last = ""
