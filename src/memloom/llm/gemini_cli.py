@@ -69,8 +69,6 @@ POLICY_FILE = "memloom-deny-all-tools.toml"
 SYSTEM_FILE = "memloom-system.md"
 #: What ``--prompt`` appends to the stdin prompt.
 TRAILER = "Reply with the JSON object only."
-#: Gemini's fatal exit code for an authentication failure (FatalAuthenticationError).
-EXIT_AUTH = 41
 
 
 def build_argv(executable: str, workdir: Path, *, model: str | None = None) -> list[str]:
@@ -152,6 +150,7 @@ class GeminiCLIProvider(CLIProvider):
         "could not load the default credentials",
         "sign in again",
         "invalid auth method",
+        "(code 41)",  # FatalAuthenticationError's exit code, in its error object
     )
     stop_markers = ("exhausted your daily quota", "terminalquotaerror")
 
@@ -171,10 +170,8 @@ class GeminiCLIProvider(CLIProvider):
 
     def answer(self, run: CLIRun) -> Any:
         doc = last_json_object(run.stdout)
-        if doc is None:
-            return run.stdout.strip() or None
-        if _error_text(doc) is not None:
-            return None  # a failure: _fail reads it
+        if doc is None or _error_text(doc) is not None:
+            return None  # no answer (not Gemini's JSON), or a failure: _fail reads it
         self._record_usage(doc)
         response = doc.get("response")
         if not isinstance(response, str) or not response.strip():
@@ -185,8 +182,6 @@ class GeminiCLIProvider(CLIProvider):
         for stream in (run.stderr, run.stdout):
             text = _error_text(last_json_object(stream))
             if text:
-                if run.returncode == EXIT_AUTH and "unauthenticated" not in text.lower():
-                    return f"{text}; unauthenticated"
                 return text[:300]
         return super().failure_detail(run)
 
