@@ -388,7 +388,10 @@ def write_llm_provider(home: str | os.PathLike[str], provider: str | None) -> Pa
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".config.toml.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    out = tomlkit.dumps(doc)
+    if provider is None and out != text:  # the table memloom added goes, and its blank line
+        out = out.rstrip("\n") + "\n" if out.strip() else ""
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(tomlkit.dumps(doc))
+        fh.write(out)
     os.replace(tmp, path)
     return path
