@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
 from tests.e2e import install  # noqa: E402
-from tests.e2e.distiller import CUE, reply  # noqa: E402
+from tests.e2e.distiller import CUE, DISTILLERS, reply  # noqa: E402
 from tests.e2e.drivers import DRIVERS  # noqa: E402
 from tests.e2e.harness import fresh_sandbox  # noqa: E402
 from tests.e2e.model import AgentModel  # noqa: E402
@@ -39,17 +39,6 @@ from tests.support.scripted_llm import ScriptedModel  # noqa: E402
 
 from memloom.llm import DISTILL, OpenAIProvider, schema_for, system_for  # noqa: E402
 from memloom.llm.registry import CLI_ORDER  # noqa: E402
-
-#: memloom's provider name -> the e2e suite's driver of that agent.
-DRIVER_OF = {
-    "claude-cli": "claude-code",
-    "codex-cli": "codex",
-    "gemini-cli": "gemini",
-    "qwen-cli": "qwen-code",
-    "copilot-cli": "copilot",
-    "opencode-cli": "opencode",
-}
-
 
 def payload() -> dict[str, Any]:
     """One chunk as the importer sends it: 20 lines of a working session."""
@@ -88,7 +77,7 @@ def main() -> None:
         http = OpenAIProvider(base_url=memloom_llm.base_url, model="scripted", api_key="sk-b")
         for name in args.agents.split(","):
             cli = next(c for c in CLI_ORDER if c.name == name)
-            driver = DRIVERS[DRIVER_OF[name]]
+            driver = DRIVERS[DISTILLERS[name]]
             sb = fresh_sandbox(Path(tmp) / name, agent_model, memloom_llm)
             sb.bins.update(bins)
             driver.seed_user_config(sb)
