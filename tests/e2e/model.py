@@ -181,10 +181,13 @@ def _wants_tool(body: dict[str, Any]) -> bool:
 class ToolCall:
     """One tool call a test plans for the model: the first of ``tools`` the agent
     offers, called with ``values`` put onto that tool's parameters (by parameter name,
-    or by role: ``path``, ``content``, ``command``, see :data:`ROLES`)."""
+    or by role: ``path``, ``content``, ``command``, see :data:`ROLES`). ``forced``: called
+    even when the agent offers none of ``tools`` (the first name, ``values`` as they are):
+    what a model tricked by a transcript may do, for an agent that offers no tools."""
 
     tools: tuple[str, ...]
     values: dict[str, Any]
+    forced: bool = False
 
     @classmethod
     def write(cls, path: str | Any, content: str) -> ToolCall:
@@ -446,6 +449,8 @@ class AgentModel:
                     if tools[name].get("custom"):  # freeform: the input is the text itself
                         picked["input"] = call.values.get("input", "")
                     return picked, script.answer
+            if call.forced:
+                return {"name": call.tools[0], "arguments": dict(call.values)}, script.answer
             return None, ANSWER  # a side request (a title, a summary): no such tool offered
         return None
 
