@@ -14,8 +14,14 @@ import pytest
 
 from memloom.agents.markup import LLM_CALL_MARKER
 from memloom.errors import ProviderUnavailableError
-from memloom.llm import DISTILL, LLMError, ProviderAuthError, ProviderStopError
-from memloom.llm import schema_for, system_for
+from memloom.llm import (
+    DISTILL,
+    LLMError,
+    ProviderAuthError,
+    ProviderStopError,
+    schema_for,
+    system_for,
+)
 from memloom.llm.copilot_cli import NO_TOOL, CopilotCLIProvider, answer_events, build_argv
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llm_cli" / "copilot"
