@@ -87,10 +87,11 @@ def test_claude_distils_through_structured_output_with_no_tool_hook_or_session(s
         when=CUE,
         answer="Done.",  # not JSON: the memories come from structured_output only
     )
+    mark = sandbox.model.mark()
     run = distil(sandbox, claude, PROVIDER, session)
     assert run.returncode == 0, run.stderr[-3000:]
     assert_clean(sandbox, run)
-    asked = [r.body for r in sandbox.model.requests if CUE in r.text]
+    asked = [r.body for r in sandbox.model.since(mark) if CUE in r.text]
     offered = {t.get("name") for body in asked for t in body.get("tools") or []}
     assert asked and offered <= ALLOWED_TOOLS, offered
     assert "No such tool available: Read" in run.sent

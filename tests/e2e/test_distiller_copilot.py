@@ -95,11 +95,12 @@ def test_copilot_distils_with_no_tool_no_mcp_and_skips_its_own_session(sandbox: 
     copilot = seed(sandbox)
     session = write_session(sandbox)
     plan_attack(sandbox)
+    mark = sandbox.model.mark()
     run = distil(sandbox, copilot, PROVIDER, session)
     assert run.returncode == 0, run.stderr[-3000:]
     assert_clean(sandbox, run)
     # Offered no tool; the calls the model made anyway were refused, not run.
-    bodies = [r.body for r in sandbox.model.requests if CUE in r.text]
+    bodies = [r.body for r in sandbox.model.since(mark) if CUE in r.text]
     assert bodies and all(not (b.get("tools") or []) for b in bodies), "a tool was offered"
     assert "Tool 'view' does not exist" in run.sent and "Tool 'bash' does not exist" in run.sent
     assert CANARY_SECRET not in run.sent
