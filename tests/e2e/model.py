@@ -181,7 +181,9 @@ def _wants_tool(body: dict[str, Any]) -> bool:
 class ToolCall:
     """One tool call a test plans for the model: the first of ``tools`` the agent
     offers, called with ``values`` put onto that tool's parameters (by parameter name,
-    or by role: ``path``, ``content``, ``command``, see :data:`ROLES`)."""
+    or by role: ``path``, ``content``, ``command``, see :data:`ROLES`). ``insist``: called
+    even when the agent offers none of ``tools`` (the first name, ``values`` as they are):
+    what a model tricked by a transcript may do, for an agent that offers no tools."""
 
     tools: tuple[str, ...]
     values: dict[str, Any]

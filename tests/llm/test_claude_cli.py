@@ -30,7 +30,8 @@ import json, os, sys, time
 stdin = sys.stdin.read()
 with open(os.environ["FAKE_CLAUDE_RECORD"], "a", encoding="utf-8") as fh:
     fh.write(json.dumps({{"argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
-                         "child": os.environ.get("MEMLOOM_LLM_CHILD")}}) + "\\n")
+                         "child": os.environ.get("MEMLOOM_LLM_CHILD"),
+                         "retries": os.environ.get("CLAUDE_CODE_MAX_RETRIES")}}) + "\\n")
 time.sleep(float(os.environ.get("FAKE_CLAUDE_SLEEP", "0")))
 sys.stdout.write(open(os.environ["FAKE_CLAUDE_STDOUT"], encoding="utf-8").read())
 sys.stderr.write(os.environ.get("FAKE_CLAUDE_STDERR", ""))
@@ -118,6 +119,7 @@ def test_argv_stdin_and_isolation(fake: Fake, tmp_path: Path) -> None:
     assert marker == LLM_CALL_MARKER and json.loads(body) == PAYLOAD
     assert "--safe-mode" in argv  # no hooks, plugins or MCP servers of the user's
     assert seen["child"] == "1"
+    assert seen["retries"] == "2"  # a 401 stops in ~3 s, not after ten retries (~180 s)
     # Run in a throw-away directory (no project CLAUDE.md, hooks or settings), then removed.
     assert Path(seen["cwd"]).name.startswith("memloom-llm-claude-code-")
     assert not Path(seen["cwd"]).exists()
@@ -220,3 +222,30 @@ def test_build_argv_extra_args() -> None:
     argv = build_argv("claude", system="S", schema={"type": "object"}, extra_args=["--bare"])
     assert argv[-1] == "--bare"
     assert "--model" not in argv
+
+
+#: What the real Claude Code 2.1.328 printed against tests/e2e's scripted model.
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llm_cli" / "claude-code"
+
+
+def test_real_structured_output(fake: Fake) -> None:
+    """The model called Claude Code's StructuredOutput tool: ``structured_output``."""
+    fake.reply(raw=(FIXTURES / "structured.json").read_text(encoding="utf-8"))
+    memories = [{"type": "fact", "content": "X uses port 5433", "lines": [1, 1]}]
+    assert run(ClaudeCLIProvider()) == {"memories": memories}
+
+
+def test_real_401_stops_at_once(fake: Fake) -> None:
+    fake.reply(raw=(FIXTURES / "401.json").read_text(encoding="utf-8"), exit="1")
+    with pytest.raises(ProviderAuthError, match=r"Failed to authenticate\. API Error: 401"):
+        run(ClaudeCLIProvider(sleep=lambda s: pytest.fail("retried")))
+    assert len(fake.calls()) == 1
+
+
+def test_real_plan_limit_stops_at_once(fake: Fake) -> None:
+    """Claude Code's own words for a plan's limit ("You've hit your session limit ·
+    resets 5pm"), once its two retries of the 429 are spent."""
+    fake.reply(raw=(FIXTURES / "usage-limit.json").read_text(encoding="utf-8"), exit="1")
+    with pytest.raises(ProviderStopError, match="You've hit your session limit · resets 5pm"):
+        run(ClaudeCLIProvider(sleep=lambda s: pytest.fail("retried")))
+    assert len(fake.calls()) == 1

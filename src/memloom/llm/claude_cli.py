@@ -28,6 +28,11 @@ reference"):
   usual. ``--bare`` would skip them too, but reads no OAuth login: a Pro/Max
   user would be refused.
 
+The environment adds ``CLAUDE_CODE_MAX_RETRIES=2``: Claude Code 2.1.328 retries a
+401 ten times with backoff (about 180 s) before it says "Invalid API key"; with
+two it says so in about 3 s (an overloaded answer is still retried, by it and by
+:mod:`._cli`). A plan's limit reads "You've hit your session limit · resets 5pm".
+
 All of the argv is built in :func:`build_argv`, the one place to adapt.
 """
 
@@ -43,7 +48,10 @@ from memloom.agents.markup import LLM_CALL_MARKER
 from ._cli import CLIProvider, CLIRun, schema_hint
 from .base import LLMError
 
-__all__ = ["ClaudeCLIProvider", "build_argv"]
+__all__ = ["MAX_RETRIES", "ClaudeCLIProvider", "build_argv"]
+
+#: Claude Code's own retries of a failed request (its default is 10: ~180 s on a 401).
+MAX_RETRIES = 2
 
 
 def build_argv(
@@ -112,13 +120,16 @@ class ClaudeCLIProvider(CLIProvider):
     tested_version = "2.1.328"
     update_hint = "run `claude update`"
     auth_markers = ("please run /login", "oauth token revoked")
-    stop_markers = ("billing",)
+    stop_markers = ("billing", "you've hit your", "spend limit")
 
     def argv(self, workdir: Path, system: str, schema: dict[str, Any]) -> list[str]:
         return build_argv(self.executable, system=system, schema=schema, model=self.model)
 
     def prompt(self, system: str, payload: str, schema: dict[str, Any]) -> str:
         return f"{LLM_CALL_MARKER}\n{payload}"
+
+    def extra_env(self, workdir: Path) -> dict[str, str]:
+        return {"CLAUDE_CODE_MAX_RETRIES": str(MAX_RETRIES)}
 
     def failure_detail(self, run: CLIRun) -> str:
         doc = _result_doc(run.stdout)
