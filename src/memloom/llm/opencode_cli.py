@@ -149,7 +149,8 @@ def _logged_errors(stderr: str) -> list[str]:
     out = []
     for line in stderr.splitlines():
         if 'message="stream error"' in line and (m := _LOGGED_ERROR.search(line)):
-            out.append(m.group(1).replace('\\"', '"'))
+            text = m.group(1).replace('\\"', '"')
+            out.append(re.sub(r"^AI_\w+Error: ", "", text))
     return out
 
 
