@@ -223,6 +223,17 @@ class OpenCodeCLIProvider(CLIProvider):
             return " ".join(logged[-1].split())[:300]
         return super().failure_detail(run)
 
+    def classify(self, detail: str) -> None:
+        """OpenCode answers an option it does not know with its usage text, exit 1."""
+        if detail.startswith("opencode run [message..]"):
+            raise ProviderStopError(
+                f"{self.label} at {self.executable} rejected memloom's flags (it printed its "
+                f"usage); memloom needs {self.label} {self.tested_version} or newer: "
+                f"{self.update_hint}, or choose another distiller (memloom llm use <name>)",
+                provider=self.name,
+            )
+        super().classify(detail)
+
     def _fatal(self, message: str) -> bool:
         """A request refused for the login or a plan's limit: OpenCode would retry it."""
         return _has(message, AUTH_MARKERS + self.auth_markers) or _has(
