@@ -57,9 +57,7 @@ def connected(sb: Sandbox) -> OpenCode:
     config, _ = d.seed_user_config(sb)
     sb.memloom("connect", "opencode", "--all")
     started = sb.root / "user-mcp-started"
-    server = json.dumps(
-        {"type": "local", "command": ["sh", "-c", f"touch {started}; sleep 30"]}
-    )
+    server = json.dumps({"type": "local", "command": ["sh", "-c", f"touch {started}; sleep 30"]})
     text = config.read_text().replace(
         '"mcp": {',
         '"permission": {"*": "allow", "external_directory": "allow"},\n'
@@ -117,7 +115,9 @@ def test_opencode_distils_with_no_tools_no_hooks_and_its_session_skipped(sandbox
     age_sessions(sandbox)
     reports = []
     for _ in range(2):
-        later = memloom(sandbox, d, "offline", "import", "sessions", "--agent", "opencode", "--json")
+        later = memloom(
+            sandbox, d, "offline", "import", "sessions", "--agent", "opencode", "--json"
+        )
         assert later.returncode == 0, later.stderr
         reports.append(json.loads(later.stdout))
     first, second = reports
