@@ -79,19 +79,19 @@ _SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def mcp_server_names(env: dict[str, str] | None = None) -> list[str]:
-    """The MCP servers the user's ``config.toml`` declares (its profiles' too): each
-    is switched off by name for the call. An unreadable file declares none (Codex
-    itself then refuses to start, with its own message)."""
+    """The MCP servers the user's ``config.toml`` declares: each is switched off by
+    name for the call. Only those: ``-c mcp_servers.<name>.enabled=false`` for a
+    name the file does not declare makes Codex refuse its config ("invalid
+    transport"). Legacy ``[profiles.*]`` tables are not read (0.169.0 layers a
+    profile from its own file, and only with ``--profile``, which memloom does not
+    pass). An unreadable file declares none (Codex then refuses it itself)."""
     try:
         doc = tomllib.loads(config_path(env).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return []
-    tables = [doc.get("mcp_servers")]
-    profiles = doc.get("profiles")
-    if isinstance(profiles, dict):
-        tables += [p.get("mcp_servers") for p in profiles.values() if isinstance(p, dict)]
-    names = [n for t in tables if isinstance(t, dict) for n in t]
-    return sorted({n for n in names if _SERVER_NAME.fullmatch(n)})
+    table = doc.get("mcp_servers")
+    names = table if isinstance(table, dict) else {}
+    return sorted(n for n in names if _SERVER_NAME.fullmatch(n))
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
