@@ -22,6 +22,7 @@ from memloom.cli import app
 DEFAULTS = {
     "conflicts": "list",
     "tokens": "list",
+    "llm": "show",
     "import": None,
     "connect": None,
     "disconnect": None,

@@ -357,3 +357,41 @@ def cli_daily_cap(raw: Mapping[str, Any] | None = None) -> int:
     if cap < 0 or isinstance(value, bool):
         raise ConfigError(f"{where} must be a whole number of calls (0 or more), not {value!r}")
     return cap
+
+
+def write_llm_provider(home: str | os.PathLike[str], provider: str | None) -> Path:
+    """Set (or, with None, remove) ``[llm] provider`` in ``<home>/config.toml``: what
+    ``memloom llm use`` does. The rest of the file keeps its bytes (comments, order);
+    the file is replaced atomically, private to its owner, and made if missing."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    path = Path(home) / "config.toml"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as e:
+        raise ConfigError(f"{path} is not valid TOML ({e}); fix it, then run this again") from e
+    table = doc.get("llm")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: llm must be a table ([llm]), not {type(table).__name__}")
+    if provider is None:
+        if table is not None and "provider" in table:
+            del table["provider"]
+            if not table:
+                del doc["llm"]
+    else:
+        if table is None:
+            table = tomlkit.table()
+            doc["llm"] = table
+        table["provider"] = provider
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".config.toml.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    out = tomlkit.dumps(doc)
+    if provider is None and out != text:  # the table memloom added goes, and its blank line
+        out = out.rstrip("\n") + "\n" if out.strip() else ""
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(out)
+    os.replace(tmp, path)
+    return path

@@ -159,6 +159,37 @@ def api_token_file(home: Path, raw: dict[str, Any]) -> str | None:
     return str(configured if configured is not None else home / TOKEN_FILE)
 
 
+def distiller(settings: Any, llm: Any = None) -> dict[str, Any]:
+    """Which LLM distils and why, today's calls through an agent's CLI against their cap,
+    and the agent CLIs on this machine (``memloom llm``, ``memloom status``). A choice
+    that cannot be used (its CLI gone from PATH) is reported, not raised."""
+    from memloom.config import ConfigError, cli_daily_cap
+    from memloom.llm import DailyMeter, installed_clis, offline_note, resolve_llm
+
+    error = None
+    if llm is None:
+        try:
+            llm = resolve_llm(config=settings.raw)
+        except ConfigError as e:
+            error = str(e)
+    cap = cli_daily_cap(settings.raw)
+    clis = installed_clis()
+    offline = bool(getattr(llm, "offline", False))
+    return {
+        "provider": getattr(llm, "name", None),
+        "description": getattr(llm, "description", None),
+        "error": error,
+        "offline": offline,
+        "agent_cli": bool(getattr(llm, "metered", False)),
+        "cli_calls": {"used": DailyMeter(settings.home, cap).used(), "cap": cap},
+        "installed_clis": [
+            {"provider": cli.name, "agent": cli.binary, "label": cli.label, "path": path}
+            for cli, path in clis
+        ],
+        "note": offline_note() if offline else None,
+    }
+
+
 def gather(home_arg: Any = None) -> dict[str, Any]:
     """The ``memloom status --json`` document: daemon, capture, LLM, embedder, counts."""
     import memloom
@@ -171,7 +202,7 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
         imports = m.ledger_stats()
         native = m.native_summary()
         stats = m.stats()
-        llm = m.llm.description
+        llm = m.llm
         embedder = m.embedder.fingerprint
     summary = capture_summary(home, settings.raw, settings, imports, native)
     return {
@@ -187,7 +218,8 @@ def gather(home_arg: Any = None) -> dict[str, Any]:
         "scope": summary["scope"],
         "capture": summary["capture"],
         "budget": summary["budget"],
-        "llm": llm,
+        "llm": llm.description,
+        "distiller": distiller(settings, llm),
         "embedder": embedder,
         "imports": imports,
         "memories": {"total": stats.total_memories, "active": stats.active_count},

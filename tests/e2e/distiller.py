@@ -46,6 +46,15 @@ MEMORY = {"type": "fact", "content": FACT, "lines": [1, 1]}
 #: memloom's own block: never in a distillation call's request.
 CONTEXT_MARK = "<memloom-context>"
 SESSION_ID = "d15711e2-0000-4000-8000-00000000e2e1"
+#: memloom's provider name -> the e2e suite's driver of that agent (tests/e2e/drivers).
+DISTILLERS = {
+    "claude-cli": "claude-code",
+    "codex-cli": "codex",
+    "gemini-cli": "gemini",
+    "qwen-cli": "qwen",
+    "copilot-cli": "copilot",
+    "opencode-cli": "opencode",
+}
 
 
 def canary_file(sb: Sandbox) -> Path:
@@ -60,13 +69,15 @@ def ran_marker(sb: Sandbox) -> Path:
     return sb.root / "distiller-shell-ran"
 
 
-def _record(kind: str, uuid: str, parent: str | None, text: str, cwd: str) -> dict[str, Any]:
+def _session_record(
+    kind: str, uuid: str, parent: str | None, text: str, cwd: str, sid: str = SESSION_ID
+) -> dict[str, Any]:
     base: dict[str, Any] = {
         "parentUuid": parent,
         "isSidechain": False,
         "userType": "external",
         "cwd": cwd,
-        "sessionId": SESSION_ID,
+        "sessionId": sid,
         "version": "2.1.328",
         "gitBranch": "main",
         "type": kind,
@@ -88,7 +99,16 @@ def _record(kind: str, uuid: str, parent: str | None, text: str, cwd: str) -> di
 
 def write_session(sb: Sandbox, name: str = "session.jsonl") -> Path:
     """A Claude Code transcript of the sandbox's project, outside every agent's folder
-    (imported with ``--path``): the fact, the password, the injected instruction."""
+    (imported with ``--path``): the fact, the password, the injected instruction. Each
+    ``name`` is a session of its own (its id and record ids)."""
+    import uuid as uuid_mod
+
+    sid = str(uuid_mod.uuid5(uuid_mod.UUID(SESSION_ID), name))
+
+    def _record(kind: str, rid: str, parent: str | None, text: str, cwd: str) -> dict[str, Any]:
+        tag = sid[:8]
+        return _session_record(kind, f"{tag}-{rid}", parent and f"{tag}-{parent}", text, cwd, sid)
+
     secret = canary_file(sb)
     ran = ran_marker(sb)
     cwd = str(sb.project)
@@ -166,13 +186,19 @@ def cli_env(sb: Sandbox, driver: Driver, provider: str) -> dict[str, str]:
 
 
 def memloom(
-    sb: Sandbox, driver: Driver, provider: str, *args: str, timeout: float = 300
+    sb: Sandbox,
+    driver: Driver,
+    provider: str,
+    *args: str,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``memloom ARGS`` in the project folder, with the agent's CLI as the distiller."""
+    """``memloom ARGS`` in the project folder, with the agent's CLI as the distiller
+    (``env``: more variables, such as the CLI's daily cap)."""
     return subprocess.run(
         [sys.executable, "-m", "memloom._entry", *args],
         cwd=str(sb.project),
-        env=cli_env(sb, driver, provider),
+        env={**cli_env(sb, driver, provider), **(env or {})},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

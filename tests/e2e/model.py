@@ -185,6 +185,13 @@ class ToolCall:
 
     tools: tuple[str, ...]
     values: dict[str, Any]
+    #: Called even when the agent offers no such tool (a model that insists): the
+    #: first of ``tools``, with ``values`` as its arguments.
+    insist: bool = False
+
+    def insisting(self) -> ToolCall:
+        """This call, made even where the agent offers the model no such tool."""
+        return ToolCall(self.tools, self.values, insist=True)
 
     @classmethod
     def write(cls, path: str | Any, content: str) -> ToolCall:
@@ -461,6 +468,8 @@ class AgentModel:
                     if tools[name].get("custom"):  # freeform: the input is the text itself
                         picked["input"] = call.values.get("input", "")
                     return picked, script.answer
+            if call.insist:
+                return {"name": call.tools[0], "arguments": dict(call.values)}, script.answer
             return None, ANSWER  # a side request (a title, a summary): no such tool offered
         return None
 

@@ -33,7 +33,16 @@ def is_llm_call(cwd: str | None = None, text: str | None = None) -> bool:
     """Whether a session is one of memloom's own distillation calls: it ran in a
     folder memloom made for one, or its first prompt opens with the marker."""
     if cwd:
+        # memloom-llm-<agent>-<8 characters of tempfile's>: a user's own folder that
+        # merely starts so ("memloom-llm-notes") is theirs.
         base = cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-        if base.startswith(LLM_WORKDIR_PREFIX):
+        rest = base[len(LLM_WORKDIR_PREFIX) :]
+        agent, _, tail = rest.rpartition("-")
+        if (
+            base.startswith(LLM_WORKDIR_PREFIX)
+            and agent
+            and len(tail) == 8
+            and all(c.islower() or c.isdigit() or c == "_" for c in tail)
+        ):
             return True
     return bool(text) and LLM_CALL_MARKER in (text or "")[:2000]

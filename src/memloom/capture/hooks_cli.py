@@ -237,6 +237,36 @@ def _log(home: Path, kind: str, detail: str) -> None:
         return
 
 
+#: Made by the first plugin hook that says which distiller memloom uses: said once.
+DISTILLER_NOTE_FILE = "distiller-announced"
+
+
+def distiller_note(home: Path) -> str:
+    """Once per data folder, the first session of memloom's agent plugin says which LLM
+    will distil the agent's sessions and how to change it ("" every time after)."""
+    import os
+
+    try:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(home / DISTILLER_NOTE_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return ""
+    from memloom.llm import resolve_llm
+    from memloom.location import locate
+
+    try:
+        description = resolve_llm(config=locate(home).raw).description
+    except Exception as exc:  # the choice cannot be used: say that instead
+        description = f"none usable ({exc})"
+    with os.fdopen(fd, "w") as fh:
+        fh.write(description + "\n")
+    return (
+        f"memloom (tell the user once): finished sessions are distilled into memories by "
+        f"{description}. To change it: memloom llm use <claude|codex|gemini|qwen|copilot|"
+        "opencode|offline>; `memloom llm` lists the choices."
+    )
+
+
 def run_hook(
     name: str,
     home: str | None,
@@ -268,6 +298,8 @@ def run_hook(
                 adopt_scope(where)
             if older_than(memloom.__version__, plugin):
                 note = upgrade_note(memloom.__version__, plugin)
+            if name != "notify":
+                note = "\n".join(part for part in (note, distiller_note(where)) if part)
         if name == "notify":
             notify(where, agent, payload)
         else:

@@ -17,7 +17,17 @@ from typing import Annotated
 
 import typer
 
-from memloom.cli import backup, capture, conflicts, memories, redact, server, sessions, team
+from memloom.cli import (
+    backup,
+    capture,
+    conflicts,
+    llm,
+    memories,
+    redact,
+    server,
+    sessions,
+    team,
+)
 from memloom.cli._common import State, run
 
 __all__ = ["app", "main"]
@@ -97,7 +107,7 @@ def _root(
 
 
 # The order of registration is the order of ``memloom --help``.
-for _module in (memories, redact, sessions, server, conflicts, capture, team, backup):
+for _module in (memories, redact, sessions, llm, server, conflicts, capture, team, backup):
     _module.register(app)
 
 

@@ -173,3 +173,17 @@ def run(app: typer.Typer, argv: list[str] | None = None) -> None:
             raise
         sys.stderr.write(f"memloom: error: {message}\n")
         sys.exit(1)
+
+
+def distiller_lines(d: dict[str, Any]) -> list[str]:
+    """What status, connect and ``memloom llm`` add under the distiller's name."""
+    lines = []
+    if d.get("error"):
+        lines.append(f"cannot be used: {d['error']}")
+    calls = d["cli_calls"]
+    if d.get("agent_cli"):
+        lines.append(f"today {calls['used']}/{calls['cap']} calls through the agent's CLI")
+    if d.get("note"):
+        lines.append(f"note: {d['note']}")
+    lines.append("change it: memloom llm use <name> (memloom llm lists them)")
+    return lines

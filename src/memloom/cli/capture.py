@@ -11,7 +11,15 @@ from typing import Annotated
 import typer
 
 from memloom.agents import ALIASES
-from memloom.cli._common import CliError, JsonOpt, State, console, emit_json, home_arg
+from memloom.cli._common import (
+    CliError,
+    JsonOpt,
+    State,
+    console,
+    distiller_lines,
+    emit_json,
+    home_arg,
+)
 
 connect_app = typer.Typer(help="Install memloom's hooks into an agent.", no_args_is_help=True)
 disconnect_app = typer.Typer(help="Remove memloom's hooks from an agent.", no_args_is_help=True)
@@ -118,6 +126,10 @@ def _connect(
         notes.append(CONNECT_NOTE.format(agent=agent))
     if notes:
         doc["notes"] = notes
+    from memloom.config import load_settings
+    from memloom.status import distiller
+
+    doc["distiller"] = distiller(load_settings(state.home))
     if json_:
         emit_json(doc)
         return
@@ -134,6 +146,10 @@ def _connect(
         "Sessions are imported by `memloom serve` (or `memloom capture run-once` from cron).",
         markup=False,
     )
+    d = doc["distiller"]
+    out.print(f"distiller: {d['description'] or d['error']}", markup=False)
+    for line in distiller_lines(d):
+        out.print(f"  {line}", markup=False)
     if agent == "claude-code":
         out.print(
             "To give Claude Code the memory tools too: claude mcp add memloom -- memloom mcp",
@@ -443,6 +459,8 @@ def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     paused = "  PAUSED until tomorrow" if b["paused"] else ""
     out.print(f"today       {b['used']}/{b['cap']} unattended LLM calls{paused}", markup=False)
     out.print(f"LLM         {doc['llm']}", markup=False)
+    for line in distiller_lines(doc["distiller"]):
+        out.print(f"            {line}", markup=False)
     out.print(f"embedder    {doc['embedder']}", markup=False)
     i = doc["imports"]
     out.print(

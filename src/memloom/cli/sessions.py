@@ -279,13 +279,11 @@ def _print_import(report: Any) -> None:
             "nothing was called or written",
             markup=False,
         )
+    out.print(f"distiller: {report.llm}", markup=False)
     if report.offline and not report.dry_run:
-        out.print(
-            "note: no LLM is configured, so a rule-based extractor picked out explicit "
-            "statements only. An LLM gives far better memories: set MEMLOOM_LLM "
-            "(openai, anthropic, claude-cli) or OPENAI_API_KEY / ANTHROPIC_API_KEY.",
-            markup=False,
-        )
+        from memloom.llm import offline_note
+
+        out.print(f"note: {offline_note()}", markup=False)
     if report.stopped:
         out.print(f"stopped: {report.stopped} (progress so far is kept; run again to resume)")
 

@@ -38,7 +38,14 @@ from .claude_cli import ClaudeCLIProvider
 from .meter import DailyMeter
 from .offline import OfflineLLM
 from .openai import OpenAIProvider
-from .registry import CLI_ORDER, PROVIDERS, installed_clis, normalise, resolve_llm
+from .registry import (
+    CLI_ORDER,
+    PROVIDERS,
+    installed_clis,
+    normalise,
+    offline_note,
+    resolve_llm,
+)
 from .tasks import (
     CLASSIFY,
     DISTILL,
@@ -90,6 +97,7 @@ __all__ = [
     "installed_clis",
     "judge",
     "normalise",
+    "offline_note",
     "resolve_llm",
     "schema_for",
     "system_for",

@@ -46,8 +46,8 @@ from .tasks import CLASSIFY, DISTILL, JUDGE
 __all__ = ["OFFLINE_DESCRIPTION", "OfflineLLM", "classify_offline", "extract_memories"]
 
 OFFLINE_DESCRIPTION = (
-    "offline rule-based extractor (no LLM configured; set MEMLOOM_LLM=openai|anthropic|"
-    "claude-cli, or OPENAI_API_KEY / ANTHROPIC_API_KEY, for far better memories)"
+    "offline rule-based extractor (no LLM configured and no agent CLI on PATH; an API "
+    "key or an agent's CLI gives far better memories: memloom llm use <name>)"
 )
 MAX_ITEMS = 8
 MAX_CHARS = 300

@@ -49,6 +49,7 @@ __all__ = [
     "Builder",
     "installed_clis",
     "normalise",
+    "offline_note",
     "resolve_llm",
 ]
 
@@ -129,6 +130,23 @@ def installed_clis(which: Which = shutil.which) -> list[tuple[AgentCLI, str]]:
     """The agent CLIs on PATH, in detection order, with where each is."""
     found = [(cli, which(cli.binary)) for cli in CLI_ORDER]
     return [(cli, path) for cli, path in found if path]
+
+
+def offline_note(which: Which = shutil.which) -> str:
+    """What the end of an offline import says: the rule-based extractor keeps explicit
+    statements only, and which agents on this machine could distil instead."""
+    lead = (
+        "the offline extractor picked out explicit statements only; an LLM gives far "
+        "better memories"
+    )
+    clis = installed_clis(which)
+    if clis:
+        names = ", ".join(f"{cli.label} (memloom llm use {cli.binary})" for cli, _ in clis)
+        return f"{lead}. On this machine, on your own login and no API key: {names}"
+    return (
+        f"{lead}: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or install a coding agent's CLI "
+        f"({', '.join(c.binary for c in CLI_ORDER)}) and run memloom llm use <agent>"
+    )
 
 
 def _detect(settings: LLMSettings, which: Which) -> tuple[str, str] | None:
