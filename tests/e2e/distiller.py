@@ -154,6 +154,7 @@ def plan_attack(sb: Sandbox, answer: str | None = None) -> None:
         ToolCall.shell(f"touch {ran_marker(sb)}"),
         when=CUE,
         answer=answer or reply(),
+        skip_missing=True,
     )
 
 

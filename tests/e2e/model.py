@@ -240,6 +240,9 @@ class Script:
     calls: tuple[ToolCall, ...]
     answer: str
     hold: float = 0.0
+    #: Leave out the planned calls of tools the request does not offer (an agent
+    #: that offers none of them gets the answer at once).
+    skip_missing: bool = False
 
 
 def _turns(body: dict[str, Any]) -> list[str | None]:
@@ -392,7 +395,14 @@ class AgentModel:
         with self._lock:
             return list(self.requests[mark:])
 
-    def script(self, *calls: ToolCall, when: str, answer: str = ANSWER, hold: float = 0.0) -> str:
+    def script(
+        self,
+        *calls: ToolCall,
+        when: str,
+        answer: str = ANSWER,
+        hold: float = 0.0,
+        skip_missing: bool = False,
+    ) -> str:
         """Plan the model's next tool calls: a request whose latest user text holding
         ``when`` is followed by N tool results is answered with ``calls[N]`` (when the
         agent offers one of its tools; a side request offering none gets the plain
@@ -400,9 +410,11 @@ class AgentModel:
         past the plan (a retried request gets the same answer); the newest script
         whose ``when`` a request holds wins. ``hold``: seconds to wait before each of
         the script's answers (Codex runs its memory consolidation beside the turn and
-        drops it when the turn ends). ``when``, to put in the prompt."""
+        drops it when the turn ends). ``skip_missing``: a planned call of a tool the
+        request does not offer is left out (a distiller's CLI offering no tool gets the
+        answer at once). ``when``, to put in the prompt."""
         with self._lock:
-            self.scripts.append(Script(when, tuple(calls), answer, hold))
+            self.scripts.append(Script(when, tuple(calls), answer, hold, skip_missing))
         return when
 
     def fail(self, status: int, message: str, kind: str = "", doc: Any = None) -> None:
@@ -442,10 +454,13 @@ class AgentModel:
             done = sum(1 for t in turns[at[-1] + 1 :] if t is None)
             if script.hold:
                 time.sleep(script.hold)
-            if done >= len(script.calls):
-                return None, script.answer
-            call = script.calls[done]
             tools = {t["name"]: t for t in _tools(body)}
+            calls = script.calls
+            if script.skip_missing:
+                calls = tuple(c for c in calls if any(name in tools for name in c.tools))
+            if done >= len(calls):
+                return None, script.answer
+            call = calls[done]
             for name in call.tools:
                 if name in tools:
                     args = _arguments(tools[name]["schema"], call.values)
