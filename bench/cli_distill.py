@@ -40,6 +40,7 @@ from tests.support.scripted_llm import ScriptedModel  # noqa: E402
 from memloom.llm import DISTILL, OpenAIProvider, schema_for, system_for  # noqa: E402
 from memloom.llm.registry import CLI_ORDER  # noqa: E402
 
+
 def payload() -> dict[str, Any]:
     """One chunk as the importer sends it: 20 lines of a working session."""
     lines = []

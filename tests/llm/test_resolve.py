@@ -76,8 +76,8 @@ def test_detection_matrix(env: dict[str, str], which, kind: type) -> None:
 def test_offline_says_so() -> None:
     llm = resolve_llm({}, which=nothing)
     assert llm.name == "offline" and llm.model is None
-    assert "no LLM configured" in llm.description
-    assert "MEMLOOM_LLM=" in llm.description
+    assert "no LLM configured and no agent CLI on PATH" in llm.description
+    assert "memloom llm use <name>" in llm.description
     explicit = resolve_llm({"MEMLOOM_LLM": "offline"}, which=nothing)
     assert "MEMLOOM_LLM=offline" in explicit.description
 
