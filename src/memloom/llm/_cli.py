@@ -410,7 +410,7 @@ class CLIProvider(BaseLLM):
             )
         if _has(detail, STOP_MARKERS + self.stop_markers):
             reset = _RESET.search(detail)
-            when = f"; the {reset.group(1).strip()}" if reset else ""
+            when = f"; it says: {reset.group(1).strip()}" if reset else ""
             raise ProviderStopError(
                 f"{self.label} reached its plan's usage limit ({detail}){when}: memloom "
                 "stops here and the next run goes on from where this one stopped",
