@@ -81,8 +81,8 @@ def main() -> None:
             driver = DRIVERS[DISTILLERS[name]]
             sb = fresh_sandbox(Path(tmp) / name, agent_model, memloom_llm)
             sb.bins.update(bins)
-            driver.seed_user_config(sb)
             driver.configure(sb)
+            driver.seed_user_config(sb)
             agent_model.script(when=CUE, answer=reply())
             module, _, cls = cli.target.partition(":")
             provider_cls = getattr(importlib.import_module(f"memloom.llm.{module}"), cls)

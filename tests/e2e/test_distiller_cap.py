@@ -19,8 +19,8 @@ from tests.e2e.harness import Sandbox
 @pytest.mark.parametrize("provider", list(DISTILLERS))
 def test_the_cli_cap_holds(sandbox: Sandbox, provider: str) -> None:
     driver = DRIVERS[DISTILLERS[provider]]
-    driver.seed_user_config(sandbox)
     driver.configure(sandbox)
+    driver.seed_user_config(sandbox)
     plan_answer(sandbox)
     first = write_session(sandbox, "first.jsonl")
     second = write_session(sandbox, "second.jsonl")

@@ -186,7 +186,7 @@ def test_codex_401_and_usage_limit_stop_at_once_and_the_next_run_completes(sandb
     assert limit.returncode != 0
     stop = limit.report["stopped"]
     assert stop.startswith("Codex CLI reached its plan's usage limit (You"), stop
-    assert "hit your usage limit" in stop and "; the try again at " in stop, stop
+    assert "hit your usage limit" in stop and "; it says: try again at " in stop, stop
     assert "\n" not in stop
     assert limit.elapsed < 20, limit.elapsed
     assert limit.requests == 1  # stopped at once: no retry of memloom's
