@@ -41,6 +41,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,7 +55,16 @@ from memloom.errors import ProviderUnavailableError
 from .base import BaseLLM, LLMError, ProviderAuthError, ProviderStopError, parse_json_reply
 from .meter import DailyMeter
 
-__all__ = ["CLIProvider", "CLIRun", "compose_prompt", "schema_hint"]
+__all__ = [
+    "AUTH_MARKERS",
+    "STOP_MARKERS",
+    "CLIProvider",
+    "CLIRun",
+    "Transient",
+    "compose_prompt",
+    "has_marker",
+    "schema_hint",
+]
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -141,7 +151,7 @@ def compose_prompt(system: str, payload: str, schema: dict[str, Any]) -> str:
     )
 
 
-def _has(text: str, markers: Sequence[str]) -> bool:
+def has_marker(text: str, markers: Sequence[str]) -> bool:
     """Whether ``text`` holds a marker (a status code only as a number of its own)."""
     low = text.lower()
     return any(
@@ -163,8 +173,8 @@ class CLIRun:
     workdir: Path
 
 
-class _Retry(Exception):
-    """A transient failure: worth another try."""
+class Transient(Exception):
+    """A transient failure: worth another try (a subclass may raise it too)."""
 
 
 class CLIProvider(BaseLLM):
@@ -310,7 +320,7 @@ class CLIProvider(BaseLLM):
             for attempt in range(self.max_tries):
                 try:
                     return self._run_once(task, system, text, schema)
-                except _Retry as e:
+                except Transient as e:
                     last = str(e)
                 if attempt + 1 < self.max_tries:
                     self._sleep(self.backoff * (2**attempt))
@@ -349,7 +359,19 @@ class CLIProvider(BaseLLM):
             return reply
         return parse_json_reply(reply, where=where)
 
+    def watch_line(self, line: str) -> bool:
+        """A line of the CLI's stderr as it comes; True ends the call at once (a CLI
+        that would retry a refused request for minutes: OpenCode's log)."""
+        return False
+
+    def refused(self, text: str) -> bool:
+        """Whether ``text`` says the login is refused or a plan's limit is reached."""
+        markers = AUTH_MARKERS + self.auth_markers + STOP_MARKERS + self.stop_markers
+        return has_marker(text, markers)
+
     def _spawn(self, argv: list[str], stdin: str, workdir: Path) -> CLIRun:
+        """Run the CLI in its own process group: stdin fed and stdout read by threads,
+        stderr read line by line (:meth:`watch_line`); the group killed at the timeout."""
         try:
             proc = subprocess.Popen(
                 argv,
@@ -364,31 +386,57 @@ class CLIProvider(BaseLLM):
             raise ProviderStopError(
                 f"cannot run {self.label} at {self.executable}: {e}", provider=self.name
             ) from None
+        out: list[bytes] = []
+        err: list[str] = []
+        pipes = (proc.stdin, proc.stdout, proc.stderr)
+        if pipes[0] is None or pipes[1] is None or pipes[2] is None:  # never: all PIPE
+            raise LLMError(f"{self.label}: no pipes to its process")
+        stdin_pipe, stdout_pipe, stderr_pipe = pipes
+
+        def feed() -> None:
+            with contextlib.suppress(OSError):
+                stdin_pipe.write(stdin.encode("utf-8"))
+            with contextlib.suppress(OSError):
+                stdin_pipe.close()
+
+        def watch() -> None:
+            for raw in stderr_pipe:
+                line = raw.decode("utf-8", "replace")
+                err.append(line)
+                if self.watch_line(line):
+                    self._kill_group(proc)
+
+        threads = [
+            threading.Thread(target=feed, daemon=True),
+            threading.Thread(target=lambda: out.append(stdout_pipe.read()), daemon=True),
+            threading.Thread(target=watch, daemon=True),
+        ]
+        for t in threads:
+            t.start()
         try:
-            out, err = proc.communicate(stdin.encode("utf-8"), timeout=self.timeout)
+            proc.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            self._kill(proc)
-            raise _Retry(f"no answer within {self.timeout:g} s; it was stopped") from None
+            self._kill_group(proc)
+            proc.wait()
+            raise Transient(f"no answer within {self.timeout:g} s; it was stopped") from None
         except BaseException:
-            self._kill(proc)
+            self._kill_group(proc)
             raise
+        finally:
+            for t in threads[1:]:
+                t.join(timeout=10)
         return CLIRun(
-            proc.returncode,
-            out.decode("utf-8", "replace"),
-            err.decode("utf-8", "replace"),
-            workdir,
+            proc.returncode, b"".join(out).decode("utf-8", "replace"), "".join(err), workdir
         )
 
     @staticmethod
-    def _kill(proc: subprocess.Popen[bytes]) -> None:
+    def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            proc.communicate(timeout=10)
 
     def _fail(self, run: CLIRun, where: str, *, has_reply: bool) -> None:
         detail = self.failure_detail(run)
-        if _has(detail, BAD_FLAG_MARKERS):
+        if has_marker(detail, BAD_FLAG_MARKERS):
             raise ProviderStopError(
                 f"{self.label} at {self.executable} rejected memloom's flags ({detail}); "
                 f"memloom needs {self.label} {self.tested_version} or newer: "
@@ -397,18 +445,18 @@ class CLIProvider(BaseLLM):
             )
         self.classify(detail)
         if not has_reply:
-            raise _Retry(f"exit code {run.returncode}, no answer: {detail}")
+            raise Transient(f"exit code {run.returncode}, no answer: {detail}")
         raise LLMError(f"{where}: exit code {run.returncode}: {detail}")
 
     def classify(self, detail: str) -> None:
         """Raise the stop, the auth error or a retry that ``detail`` says it is."""
-        if _has(detail, AUTH_MARKERS + self.auth_markers):
+        if has_marker(detail, AUTH_MARKERS + self.auth_markers):
             raise ProviderAuthError(
                 f"{self.label} is not logged in ({detail}): {self.login_hint}, or choose "
                 "another distiller (memloom llm use <name>)",
                 provider=self.name,
             )
-        if _has(detail, STOP_MARKERS + self.stop_markers):
+        if has_marker(detail, STOP_MARKERS + self.stop_markers):
             reset = _RESET.search(detail)
             when = f"; it says: {reset.group(1).strip()}" if reset else ""
             raise ProviderStopError(
@@ -416,8 +464,8 @@ class CLIProvider(BaseLLM):
                 "stops here and the next run goes on from where this one stopped",
                 provider=self.name,
             )
-        if _has(detail, TRANSIENT_MARKERS + self.transient_markers):
-            raise _Retry(detail)
+        if has_marker(detail, TRANSIENT_MARKERS + self.transient_markers):
+            raise Transient(detail)
 
     def usage(self) -> dict[str, Any]:
         out = super().usage()

@@ -47,12 +47,15 @@ its folder (``memloom-llm-copilot-…``) or the marker line.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ._cli import CLIProvider, CLIRun
 from .base import LLMError
+
+log = logging.getLogger(__name__)
 
 __all__ = ["NO_TOOL", "CopilotCLIProvider", "answer_events", "build_argv"]
 
@@ -187,10 +190,14 @@ class CopilotCLIProvider(CLIProvider):
                 check=False,
             )
             doc = json.loads(proc.stdout) if proc.returncode == 0 else {}
-        except (OSError, subprocess.TimeoutExpired, ValueError):
-            doc = {}
+            why = f"exit {proc.returncode}: {' '.join(proc.stderr.split())[:200]}"
+        except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+            doc, why = {}, str(e)
         servers = doc.get("mcpServers") if isinstance(doc, dict) else None
         if not isinstance(servers, dict):
+            # No tool is offered either way (--available-tools); a server of the user's
+            # may start for the call, so say so where the user can see it.
+            log.warning("could not list Copilot CLI's MCP servers to switch them off (%s)", why)
             return ()
         return tuple(sorted(n for n in servers if isinstance(n, str) and n and "\n" not in n))
 

@@ -42,9 +42,6 @@ import contextlib
 import json
 import os
 import re
-import signal
-import subprocess
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,7 +49,7 @@ from typing import Any, ClassVar
 from memloom.agents import jsonc
 from memloom.agents.opencode.home import config_dir
 
-from ._cli import AUTH_MARKERS, STOP_MARKERS, CLIProvider, CLIRun, _has, _Retry
+from ._cli import CLIProvider, CLIRun
 from .base import ProviderStopError
 
 __all__ = ["AGENT", "OpenCodeCLIProvider", "call_config", "mcp_server_names"]
@@ -234,70 +231,8 @@ class OpenCodeCLIProvider(CLIProvider):
             )
         super().classify(detail)
 
-    def _fatal(self, message: str) -> bool:
-        """A request refused for the login or a plan's limit: OpenCode would retry it."""
-        return _has(message, AUTH_MARKERS + self.auth_markers) or _has(
-            message, STOP_MARKERS + self.stop_markers
-        )
-
-    def _spawn(self, argv: list[str], stdin: str, workdir: Path) -> CLIRun:
-        """As the base runs it, but reading OpenCode's log as it comes: the first
-        request refused for the login or a limit ends the call at once."""
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=str(workdir),
-                env=self.environment(workdir),
-                start_new_session=True,
-            )
-        except OSError as e:
-            raise ProviderStopError(
-                f"cannot run {self.label} at {self.executable}: {e}", provider=self.name
-            ) from None
-        out: list[bytes] = []
-        err: list[str] = []
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        pipes = (proc.stdin, proc.stdout, proc.stderr)
-
-        def feed() -> None:
-            with contextlib.suppress(OSError):
-                pipes[0].write(stdin.encode("utf-8"))
-            with contextlib.suppress(OSError):
-                pipes[0].close()
-
-        def watch() -> None:
-            for raw in pipes[2]:
-                line = raw.decode("utf-8", "replace")
-                err.append(line)
-                logged = _logged_errors(line)
-                if logged and self._fatal(logged[0]):
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-
-        threads = [
-            threading.Thread(target=feed, daemon=True),
-            threading.Thread(target=lambda: out.append(pipes[1].read()), daemon=True),
-            threading.Thread(target=watch, daemon=True),
-        ]
-        for t in threads:
-            t.start()
-        try:
-            proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise _Retry(f"no answer within {self.timeout:g} s; it was stopped") from None
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            raise
-        finally:
-            for t in threads[1:]:
-                t.join(timeout=10)
-        return CLIRun(
-            proc.returncode, b"".join(out).decode("utf-8", "replace"), "".join(err), workdir
-        )
+    def watch_line(self, line: str) -> bool:
+        """OpenCode retries a refused request for minutes (a 429 five times, a
+        ``retry-after`` of hours): its log's first login or limit refusal ends the call."""
+        logged = _logged_errors(line)
+        return bool(logged) and self.refused(logged[0])
