@@ -148,3 +148,34 @@ def test_memloom_mcp_refuses_to_serve_inside_a_distillation_call(tmp_path: Path)
     assert res.returncode == 1 and "not served inside memloom's own distillation call" in (
         res.stderr
     )
+
+
+def test_chosen_says_the_choice_without_loading_a_provider(tmp_path: Path) -> None:
+    from memloom.distiller import chosen
+
+    which = {"codex": "/usr/bin/codex", "opencode": "/usr/bin/opencode"}.get
+    assert chosen({}, {}, which)[0] == "codex-cli"
+    assert chosen({"ANTHROPIC_API_KEY": "k"}, {}, which) == (
+        "anthropic",
+        "auto-detected from ANTHROPIC_API_KEY",
+    )
+    assert chosen({}, {"llm": {"provider": "qwen"}}, which) == (
+        "qwen",
+        "config.toml [llm] provider",
+    )
+    assert chosen({"MEMLOOM_LLM": " offline "}, {"llm": {"provider": "qwen"}}, which) == (
+        "offline",
+        "MEMLOOM_LLM",
+    )
+    assert chosen({}, {}, lambda n: None)[0] == "offline"
+
+
+def test_the_plugin_says_the_distiller_once_per_data_folder(tmp_path: Path) -> None:
+    from memloom.capture.hooks_cli import distiller_note
+
+    home = tmp_path / "home"
+    (home).mkdir()
+    (home / "config.toml").write_text('[llm]\nprovider = "gemini-cli"\n')
+    first = distiller_note(home)
+    assert "gemini-cli (config.toml [llm] provider)" in first and "memloom llm use" in first
+    assert distiller_note(home) == ""

@@ -251,13 +251,11 @@ def distiller_note(home: Path) -> str:
         fd = os.open(home / DISTILLER_NOTE_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
         return ""
-    from memloom.llm import resolve_llm
+    from memloom.distiller import chosen
     from memloom.location import locate
 
-    try:
-        description = resolve_llm(config=locate(home).raw).description
-    except Exception as exc:  # the choice cannot be used: say that instead
-        description = f"none usable ({exc})"
+    name, why = chosen(config=locate(home).raw)  # no provider loaded: a hook's budget
+    description = f"{name} ({why})"
     with os.fdopen(fd, "w") as fh:
         fh.write(description + "\n")
     return (

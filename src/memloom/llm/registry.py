@@ -25,15 +25,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memloom.config import (
-    ANTHROPIC_API_KEY_VAR,
-    LLM_API_KEY_VAR,
-    LLM_BASE_URL_VAR,
     LLM_PROVIDER_VAR,
-    OPENAI_API_KEY_VAR,
     ConfigError,
     LLMSettings,
     llm_settings,
 )
+from memloom.distiller import CLI_AGENTS, detect
 
 from .anthropic import AnthropicProvider
 from .base import LLM
@@ -84,15 +81,8 @@ class AgentCLI:
         return provider.from_settings(settings, why, which)
 
 
-#: The agent CLIs, in auto-detection order (the module docstring says why this order).
-CLI_ORDER: tuple[AgentCLI, ...] = (
-    AgentCLI("claude-cli", "claude", "Claude Code", "claude_cli:ClaudeCLIProvider"),
-    AgentCLI("codex-cli", "codex", "Codex CLI", "codex_cli:CodexCLIProvider"),
-    AgentCLI("gemini-cli", "gemini", "Gemini CLI", "gemini_cli:GeminiCLIProvider"),
-    AgentCLI("qwen-cli", "qwen", "Qwen Code", "qwen_cli:QwenCLIProvider"),
-    AgentCLI("copilot-cli", "copilot", "GitHub Copilot CLI", "copilot_cli:CopilotCLIProvider"),
-    AgentCLI("opencode-cli", "opencode", "OpenCode", "opencode_cli:OpenCodeCLIProvider"),
-)
+#: The agent CLIs, in auto-detection order (:data:`memloom.distiller.CLI_AGENTS`).
+CLI_ORDER: tuple[AgentCLI, ...] = tuple(AgentCLI(*row) for row in CLI_AGENTS)
 
 #: ``MEMLOOM_LLM`` name -> how to build that provider.
 REGISTRY: Mapping[str, Builder] = {
@@ -151,20 +141,13 @@ def offline_note(which: Which = shutil.which) -> str:
 
 def _detect(settings: LLMSettings, which: Which) -> tuple[str, str] | None:
     """(provider name, why) from the keys and PATH, or None for the offline fallback."""
-    if settings.openai_api_key or settings.base_url_raw:
-        var = OPENAI_API_KEY_VAR if settings.openai_api_key else LLM_BASE_URL_VAR
-        return "openai", f"auto-detected from {var}"
-    if settings.anthropic_api_key:
-        return "anthropic", f"auto-detected from {ANTHROPIC_API_KEY_VAR}"
-    if settings.api_key:
-        name = "anthropic" if settings.api_key.startswith("sk-ant-") else "openai"
-        return name, f"auto-detected from {LLM_API_KEY_VAR}"
-    for cli, _path in installed_clis(which):
-        return cli.name, (
-            f"auto-detected: `{cli.binary}` is on PATH, the first of "
-            f"{', '.join(c.binary for c in CLI_ORDER)} (change it: memloom llm use <name>)"
-        )
-    return None
+    return detect(
+        openai_key=settings.openai_api_key,
+        base_url=settings.base_url_raw,
+        anthropic_key=settings.anthropic_api_key,
+        api_key=settings.api_key,
+        which=which,
+    )
 
 
 def resolve_llm(
