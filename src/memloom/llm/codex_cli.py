@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 
 from memloom.agents.codex.home import config_path
 
-from ._cli import CLIProvider, CLIRun
+from ._cli import CLIProvider, CLIRun, json_lines
 from .base import ProviderStopError
 
 __all__ = ["DISABLED_FEATURES", "CodexCLIProvider", "mcp_server_names"]
@@ -92,21 +92,6 @@ def mcp_server_names(env: dict[str, str] | None = None) -> list[str]:
     table = doc.get("mcp_servers")
     names = table if isinstance(table, dict) else {}
     return sorted(n for n in names if _SERVER_NAME.fullmatch(n))
-
-
-def _events(stdout: str) -> list[dict[str, Any]]:
-    out = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(doc, dict):
-            out.append(doc)
-    return out
 
 
 def _schema_file(workdir: Path) -> Path:
@@ -160,7 +145,7 @@ class CodexCLIProvider(CLIProvider):
         _schema_file(workdir).unlink(missing_ok=True)
 
     def answer(self, run: CLIRun) -> Any:
-        events = _events(run.stdout)
+        events = json_lines(run.stdout)
         text = None
         for doc in events:
             item = doc.get("item")
@@ -181,7 +166,7 @@ class CodexCLIProvider(CLIProvider):
     def failure_detail(self, run: CLIRun) -> str:
         """The turn's error (``turn.failed``), else the last ``error`` event, else stderr."""
         failed = errors = None
-        for doc in _events(run.stdout):
+        for doc in json_lines(run.stdout):
             if doc.get("type") == "turn.failed" and isinstance(doc.get("error"), dict):
                 failed = doc["error"].get("message")
             elif doc.get("type") == "error" and isinstance(doc.get("message"), str):

@@ -52,7 +52,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ._cli import CLIProvider, CLIRun
+from ._cli import CLIProvider, CLIRun, json_lines
 from .base import LLMError
 
 log = logging.getLogger(__name__)
@@ -91,18 +91,8 @@ def build_argv(
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
-    out = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("type"), str):
-            out.append(doc)
-    return out
+    """Copilot's events: the JSON lines that carry a ``type``."""
+    return [doc for doc in json_lines(stdout) if isinstance(doc.get("type"), str)]
 
 
 def answer_events(

@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 from memloom.agents import jsonc
 from memloom.agents.opencode.home import config_dir
 
-from ._cli import CLIProvider, CLIRun
+from ._cli import CLIProvider, CLIRun, json_lines
 from .base import ProviderStopError
 
 __all__ = ["AGENT", "OpenCodeCLIProvider", "call_config", "mcp_server_names"]
@@ -114,18 +114,6 @@ def call_config(env: Mapping[str, str]) -> dict[str, Any]:
     doc["mcp"] = servers
     doc["share"] = "disabled"
     return doc
-
-
-def _events(stdout: str) -> list[dict[str, Any]]:
-    out = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            with contextlib.suppress(json.JSONDecodeError):
-                doc = json.loads(line)
-                if isinstance(doc, dict):
-                    out.append(doc)
-    return out
 
 
 def _error_text(doc: dict[str, Any]) -> str | None:
@@ -194,7 +182,7 @@ class OpenCodeCLIProvider(CLIProvider):
         texts: dict[str, list[str]] = {}
         last = None
         finished = False
-        for doc in _events(run.stdout):
+        for doc in json_lines(run.stdout):
             part = doc.get("part") if isinstance(doc.get("part"), dict) else {}
             if doc.get("type") == "error":
                 return None
@@ -212,7 +200,7 @@ class OpenCodeCLIProvider(CLIProvider):
 
     def failure_detail(self, run: CLIRun) -> str:
         """The ``error`` event's status and message, else the last error OpenCode logged."""
-        for doc in reversed(_events(run.stdout)):
+        for doc in reversed(json_lines(run.stdout)):
             if doc.get("type") == "error" and (text := _error_text(doc)):
                 return " ".join(text.split())[:300]
         logged = _logged_errors(run.stderr)
