@@ -39,15 +39,19 @@ from typing import Any
 from memloom.agents.base import Discovery
 from memloom.agents.discovery import Fence
 from memloom.agents.files import open_regular
+from memloom.errors import ValidationError
 
 __all__ = [
     "MAX_ANCHORS",
     "MAX_FILE_BYTES",
     "MAX_NAMES",
+    "PRIVATE_FOLDERS",
     "Found",
     "Repo",
     "carry",
+    "checked",
     "find",
+    "for_write",
     "merge",
     "names_in",
     "paths_in",
@@ -233,17 +237,30 @@ def names_in(text: str) -> list[str]:
 # ---------------------------------------------------------------- files
 
 
+#: Folders whose files are never anchored, wherever the root is: keys and credentials.
+PRIVATE_FOLDERS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".git"})
+
+
+def _too_wide(root: str) -> bool:
+    """A root no project has: ``/``, the home folder, or a folder above it (a session
+    run there must not anchor ``~/.netrc``)."""
+    real = os.path.realpath(root)
+    home = os.path.realpath(os.path.expanduser("~"))
+    return real == os.path.dirname(real) or home == real or home.startswith(real + os.sep)
+
+
 class _Reader:
     """Files under one root, through the fence, each read once (bounded)."""
 
     def __init__(self, root: str) -> None:
         self.fence = Fence(root, Discovery())
-        self.root = self.fence.root
+        self.wide = _too_wide(root)
         self._texts: dict[str, str | None] = {}
 
     def admits(self, rel: str) -> bool:
         """Whether ``rel`` (relative to the root) is a regular file the fence lets us read."""
-        if _escapes(rel):
+        if self.wide or _escapes(rel) or PRIVATE_FOLDERS.intersection(rel.split("/")[:-1]):
+            log.debug("anchors: %s not anchored (outside a project)", rel)
             return False
         rule, found = self.fence.verdict(os.path.join(self.fence.given, rel))
         if rule is not None:
@@ -313,8 +330,9 @@ def find(
     """The anchors of a memory of ``text`` written in ``folder`` (a project folder:
     the CLI's working folder, a session's ``cwd``), with the anchors ``given`` by the
     caller (paths relative to ``folder``; a given file that is not there, or that the
-    fence refuses, is a ``ValueError``). Without a folder, the given anchors are kept as
-    given (``via: given``), none are found, nothing is read."""
+    fence refuses, is a :class:`~memloom.errors.ValidationError`). Without a folder,
+    the given anchors are kept as given (``via: given``), none are found, nothing is
+    read."""
     if folder is None:
         return Found([_given_only(a) for a in given][:MAX_ANCHORS], "no project folder")
     repo = repo or repo_of(folder)
@@ -324,7 +342,10 @@ def find(
     for item in given:
         rel = _relative(str(item.get("path", "")), base, repo.top)
         if rel is None or not reader.admits(rel):
-            raise ValueError(f"anchor {item.get('path')!r} is not a file under {repo.top}")
+            raise ValidationError(
+                f"anchor {item.get('path')!r} is not a file of the project {repo.top} "
+                "(it must exist, inside it, and be yours)"
+            )
         files.setdefault(rel, ("given", []))[1].extend(item.get("names") or ())
     tokens: set[str] = set()  # what named a file: a path, never an identifier
     tracked: list[str] | None = None
@@ -424,4 +445,48 @@ def carry(old: Sequence[Mapping[str, Any]], text: str) -> list[dict[str, Any]]:
             out.append({**a, "names": [n for n in a.get("names", []) if n in words]})
         else:
             out.append(dict(a))
+    return out
+
+
+def for_write(
+    text: str, folder: str | None, given: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]] | None:
+    """A new memory's anchors: :func:`find`'s, or None when there is neither a folder
+    nor a given anchor (nothing was looked for: a new version carries its
+    predecessor's, :func:`carry`). A missing commit is logged with its reason."""
+    if folder is None and not given:
+        return None
+    found = find(text, folder, given=given)
+    if found.note and found.anchors:
+        log.info("anchors of a memory written in %s have no commit: %s", folder, found.note)
+    return found.anchors
+
+
+def checked(value: Any) -> list[dict[str, Any]]:
+    """Anchors read from outside memloom (a backup file) as stored, or ``ValueError``:
+    a list of at most :data:`MAX_ANCHORS` objects whose ``path`` is relative and never
+    climbs (``..``), ``names`` a list of strings, ``commit`` and ``root`` strings or
+    null, ``via`` one of ``text``, ``given``, ``tool``."""
+    if not isinstance(value, list) or len(value) > MAX_ANCHORS:
+        raise ValueError(f"anchors must be a list of at most {MAX_ANCHORS} objects")
+    out = []
+    for a in value:
+        if not isinstance(a, dict) or not isinstance(a.get("path"), str) or _escapes(a["path"]):
+            raise ValueError(f"anchor {str(a)[:200]!r} is no path inside a project")
+        names = a.get("names", [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"anchor {a['path']!r}: names must be a list of strings")
+        if any(a.get(k) is not None and not isinstance(a[k], str) for k in ("commit", "root")):
+            raise ValueError(f"anchor {a['path']!r}: commit and root must be strings or null")
+        if a.get("via", "text") not in ("text", "given", "tool"):
+            raise ValueError(f"anchor {a['path']!r}: via must be text, given or tool")
+        out.append(
+            {
+                "path": a["path"],
+                "names": names[:MAX_NAMES],
+                "commit": a.get("commit"),
+                "root": a.get("root"),
+                "via": a.get("via", "text"),
+            }
+        )
     return out
