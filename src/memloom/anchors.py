@@ -86,7 +86,7 @@ _CAMEL = r"[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[a-z][a-z0-9]*(?:[A-Z][A-Za-z0-9
 _CAPS = r"_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
 _IDENT = rf"(?:{_SNAKE}|{_CAMEL}|{_CAPS})"
 _WORD = r"[A-Za-z_][A-Za-z0-9_]*"
-_SHAPED = re.compile(rf"(?<![\w./-])({_IDENT}|{_WORD}(?:\.{_WORD})+|{_WORD}(?=\(\)))(?![\w/-])")
+_SHAPED = re.compile(rf"(?<![\w./-])({_WORD}(?:\.{_WORD})+|{_IDENT}|{_WORD}(?=\(\)))(?![\w/-])")
 _PLAIN_WORD = re.compile(rf"^{_WORD}$")
 _CALL = re.compile(rf"^({_WORD}(?:\.{_WORD})*)\(.*\)$")
 
@@ -230,7 +230,10 @@ def names_in(text: str) -> list[str]:
         if _PLAIN_WORD.match(quoted) or re.fullmatch(rf"{_WORD}(?:\.{_WORD})+", quoted):
             out.setdefault(quoted)
     for match in _SHAPED.finditer(text):
-        out.setdefault(match.group(1))
+        name = match.group(1)
+        parts = name.split(".")
+        if len(parts) == 1 or (min(map(len, parts)) >= 2 and len(name) >= 5):  # not "e.g"
+            out.setdefault(name)
     return list(out)
 
 
@@ -358,10 +361,10 @@ def find(
             [_relative(token, base, repo.top), _relative(token, repo.top, repo.top)]
         )
         rel = next((r for r in tries if r is not None and reader.admits(r)), None)
-        if rel is None and (near := next((r for r in tries if r is not None), None)):
+        if rel is None and not os.path.isabs(token) and not _escapes(token):
             if tracked is None:
                 tracked = _tracked(repo)
-            rel = _unique_suffix(near, tracked)
+            rel = _unique_suffix(posixpath.normpath(token), tracked)
             if rel is not None and not reader.admits(rel):
                 rel = None
         if rel is None:

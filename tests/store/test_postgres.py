@@ -413,7 +413,7 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 (key,),
             )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 8
+    assert store.schema_version == len(MIGRATIONS) == 9
     assert store.native_rows(["/nowhere"]) == []  # migration 7's table is there
     assert store.count() == 3
     alice = store.scoped(Principal("alice"))
@@ -427,6 +427,8 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
     assert sorted(r.agent for r in rows.values()) == ["claude-code", "codex"]
     # No older row was named with --path (migration 8).
     assert {r.named_root for r in rows.values()} == {None}
+    # Memories written before anchors have none (migration 9).
+    assert {tuple(r.anchors) for r in store.get_many(["m0", "m1", "m2"])} == {()}
     store.close()
 
 
