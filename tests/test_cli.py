@@ -189,3 +189,30 @@ def test_import_sessions_example_offline_then_recall(tmp_path):
 
     again = run(tmp_path, "import", "sessions", "--path", str(example), "--json")
     assert json.loads(again.stdout)["skipped"]["up_to_date"] == 1
+
+
+def test_save_anchors_the_files_of_the_working_folder_and_show_prints_them(
+    tmp_path, capsys, monkeypatch
+):
+    from tests.test_anchors import make_repo
+
+    repo = make_repo(tmp_path)
+    home = tmp_path / "home"
+    monkeypatch.chdir(repo / "svc")
+    code, out, _ = cli(
+        capsys, home, "save", "MAX_RETRIES caps retries", "--file", "net/retry.py", "--json"
+    )
+    assert code == 0
+    mid = json.loads(out)["id"]
+    code, out, _ = cli(capsys, home, "show", mid, "--json")
+    [anchor] = json.loads(out)["anchors"]
+    assert (anchor["path"], anchor["names"], anchor["via"]) == (
+        "svc/net/retry.py",
+        ["MAX_RETRIES"],
+        "given",
+    )
+    code, out, _ = cli(capsys, home, "show", mid)
+    assert "svc/net/retry.py (MAX_RETRIES)" in out
+    for outside in ("../../outside.py", "/etc/passwd"):
+        code, _, err = cli(capsys, home, "save", "a secret", "--file", outside)
+        assert code == 1 and ("not inside the working folder" in err or "not a file" in err)

@@ -518,3 +518,49 @@ def test_factory_engine_is_opened_lazily_and_closed_with_the_server(tmp_path):
     assert len(opened) == 1
     with pytest.raises(Exception):  # noqa: B017 - closed: any use fails
         opened[0].stats()
+
+
+def test_save_and_update_anchor_files_in_the_stdio_folder_never_out_of_it(tmp_path, backend):
+    """On stdio the folder the agent started us in is the project: its files the text
+    or ``files`` names are anchored, recall shows them; a file out of it is refused.
+    Over HTTP (no folder) nothing is read."""
+    from mcp import Client
+
+    from tests.test_anchors import RETRY, make_repo
+
+    repo = make_repo(tmp_path)
+    engine = memloom.open(str(tmp_path / "home"), database_url=backend)
+    try:
+        local, remote = build_server(engine, folder=str(repo)), build_server(engine)
+
+        async def test() -> None:
+            async with Client(local) as c:
+                saved = structured(
+                    await c.call_tool("save_memory", {"text": RETRY, "files": ["svc/config.py"]})
+                )
+                found = structured(await c.call_tool("recall_memory", {"query": RETRY}))
+                [hit] = [m for m in found["memories"] if m["id"] == saved["id"]]
+                assert {a["path"] for a in hit["anchors"]} == {"svc/net/retry.py", "svc/config.py"}
+                answer = await c.call_tool("recall_memory", {"query": RETRY})
+                assert "(about svc/" in text(answer)
+                for bad in ("../../.ssh/id_rsa", "/etc/passwd", "missing.py"):
+                    refused = await c.call_tool(
+                        "save_memory", {"text": f"about {bad}", "files": [bad]}
+                    )
+                    assert refused.is_error, text(refused)
+                upd = structured(
+                    await c.call_tool(
+                        "update_memory",
+                        {"id": saved["id"], "text": "load_settings() in svc/config.py"},
+                    )
+                )
+                assert [a.path for a in engine.get(upd["id"]).anchors] == ["svc/config.py"]
+            async with Client(remote) as c:
+                other = structured(
+                    await c.call_tool("save_memory", {"text": "svc/net/retry.py caps retries"})
+                )
+                assert engine.get(other["id"]).anchors == []
+
+        go(test)
+    finally:
+        engine.close()

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from memloom import anchors
 from memloom.errors import BackupError
 from memloom.store.base import (
     ConflictRow,
@@ -166,6 +167,10 @@ def _memory(doc: dict[str, Any], where: str) -> MemoryRow:
     row = _build(MemoryRow, {**doc, "embedding": vec}, where)
     if not isinstance(row.text, str) or not isinstance(row.id, str):
         raise BackupError(f"{where}: a memory needs a string id and text")
+    try:
+        row.anchors = anchors.checked(row.anchors)
+    except ValueError as exc:
+        raise BackupError(f"{where}: {exc}") from exc
     return row
 
 

@@ -203,10 +203,14 @@ class Memloom:
 
     # ------------------------------------------------------------ memloom API
 
-    def save(self, request: SaveRequest | Mapping[str, Any]) -> SaveResponse:
+    def save(
+        self, request: SaveRequest | Mapping[str, Any], *, folder: str | None = None
+    ) -> SaveResponse:
         """One memory, checked against what is already believed (the belief pipeline
-        with an LLM configured, else the distance bands)."""
-        return self._beliefs.save(request)
+        with an LLM configured, else the distance bands). ``folder``: the project folder
+        it was written in (a local caller's own); the files its text names there are
+        anchored (:mod:`memloom.anchors`). The HTTP API never passes one."""
+        return self._beliefs.save(request, folder)
 
     def belief_pipeline(
         self,
@@ -315,10 +319,15 @@ class Memloom:
         return self._lifecycle.resolve_id(memory_id)
 
     def update(
-        self, memory_id: str, request: UpdateRequest | Mapping[str, Any] | str
+        self,
+        memory_id: str,
+        request: UpdateRequest | Mapping[str, Any] | str,
+        *,
+        folder: str | None = None,
     ) -> UpdateResponse:
-        """A new version of the belief; the old version turns stale and points forward."""
-        return self._lifecycle.update(memory_id, request)
+        """A new version of the belief; the old version turns stale and points forward.
+        ``folder``: as :meth:`save`'s."""
+        return self._lifecycle.update(memory_id, request, folder)
 
     def history(self, memory_id: str) -> HistoryResponse:
         return self._activity.history(memory_id)

@@ -208,6 +208,72 @@ class _Request(BaseModel):
         return data
 
 
+# ---------------------------------------------------------------- anchors
+
+#: Anchors a memory carries (``memloom.anchors`` finds at most as many), identifiers
+#: per anchor, and the longest anchored path.
+MAX_ANCHORS = 32
+MAX_ANCHOR_NAMES = 32
+MAX_ANCHOR_PATH = 1024
+
+
+def _anchor_path(value: str) -> str:
+    """A path inside the project: relative, ``/``-separated, never ``..``."""
+    path = value.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    parts = path.split("/")
+    if not path or path.startswith(("/", "~")) or ".." in parts or "" in parts[:-1]:
+        raise ValueError(
+            f"anchor path {value[:200]!r} must be a relative path inside the project "
+            "(no leading /, ~ or ..)"
+        )
+    return path.rstrip("/")
+
+
+def _anchor_names(values: list[str]) -> list[str]:
+    out = list(dict.fromkeys(v.strip() for v in values if v.strip()))
+    if len(out) > MAX_ANCHOR_NAMES:
+        raise ValueError(f"at most {MAX_ANCHOR_NAMES} names per anchor")
+    return out
+
+
+AnchorPath = Annotated[
+    str, Field(min_length=1, max_length=MAX_ANCHOR_PATH), AfterValidator(_anchor_path)
+]
+AnchorNames = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS, pattern=r"^[\w.$:-]+$")]],
+    Field(json_schema_extra={"maxItems": MAX_ANCHOR_NAMES}),
+    AfterValidator(_anchor_names),
+]
+
+
+class AnchorRequest(_Request):
+    """A file a memory is about, named by the caller (``save``/``update``'s ``anchors``,
+    the CLI's ``--file``): relative to the project folder; ``names`` are identifiers
+    in it the memory relies on."""
+
+    path: AnchorPath
+    names: AnchorNames = Field(default_factory=list)
+    commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{7,64}$")
+
+
+class Anchor(BaseModel):
+    """What a memory is about: a file (``path``, relative to the repository's top
+    folder ``root``), the identifiers it names that occur there (``names``), and the
+    commit it was written at (``commit``; None: no git, a bare repository or no
+    commit yet). ``via``: ``text`` (named by the memory), ``given`` (the caller's)."""
+
+    path: str
+    names: list[str] = Field(default_factory=list)
+    commit: str | None = None
+    root: str | None = None
+    via: Literal["text", "given", "tool"] = "text"
+
+
+Anchors = Annotated[list[AnchorRequest], Field(max_length=MAX_ANCHORS)]
+
+
 # ---------------------------------------------------------------- store
 
 
@@ -366,6 +432,8 @@ class RecalledMemory(BaseModel):
     project: str | None
     #: Where the memory came from (session file and lines), when it was imported.
     provenance: list[ProvenanceInfo] = Field(default_factory=list)
+    #: The code it is about (files, identifiers, commit).
+    anchors: list[Anchor] = Field(default_factory=list)
 
 
 class RecallStats(BaseModel):
@@ -522,6 +590,9 @@ class SaveRequest(_Request):
     sensitivity: SensitivityLevel | None = None
     auto_classify: bool = True
     expires_at: UTCDateTime | None = None
+    #: Files the memory is about, beside those its text names (found when the writer
+    #: knows the project folder: the CLI, ``memloom mcp`` on stdio, session import).
+    anchors: Anchors = Field(default_factory=list)
 
 
 SaveOutcome = Literal["added", "merged", "versioned", "conflict"]
@@ -543,6 +614,9 @@ class UpdateRequest(_Request):
     type: MemoryType | None = None
     metadata: dict[str, Any] | None = None
     sensitivity: SensitivityLevel | None = None
+    #: The new version's files (None: found again from the new text where the project
+    #: folder is known, else the old version's kept; ``[]``: none but the text's).
+    anchors: Anchors | None = None
 
 
 class UpdateResponse(BaseModel):
@@ -590,6 +664,8 @@ class MemoryDocument(BaseModel):
     pinned: bool
     versions: list[VersionInfo] = Field(default_factory=list)
     provenance: list[ProvenanceInfo] = Field(default_factory=list)
+    #: The code it is about (files, identifiers, commit).
+    anchors: list[Anchor] = Field(default_factory=list)
 
 
 class ListRequest(_Request):

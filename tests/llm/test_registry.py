@@ -24,16 +24,20 @@ def nothing(name: str) -> None:
 
 
 def test_registry_names_are_the_documented_providers() -> None:
-    assert PROVIDERS == tuple(REGISTRY) == (
-        "openai",
-        "anthropic",
-        "claude-cli",
-        "codex-cli",
-        "gemini-cli",
-        "qwen-cli",
-        "copilot-cli",
-        "opencode-cli",
-        "offline",
+    assert (
+        PROVIDERS
+        == tuple(REGISTRY)
+        == (
+            "openai",
+            "anthropic",
+            "claude-cli",
+            "codex-cli",
+            "gemini-cli",
+            "qwen-cli",
+            "copilot-cli",
+            "opencode-cli",
+            "offline",
+        )
     )
     assert set(ALIASES.values()) <= set(REGISTRY)
 

@@ -708,3 +708,38 @@ def test_token_check_failures_answer_json_not_a_bare_500():
     client = TestClient(BearerAuth(app, "srv", lookup=down), raise_server_exceptions=False)
     res = client.get("/v1/status", headers={"Authorization": "Bearer " + "x" * 600})
     assert res.status_code == 401
+
+
+def test_anchors_over_http_are_taken_as_given_and_never_lead_out(api, tmp_path):
+    """A caller names files (kept as given, nothing read: the daemon's folders are not
+    the caller's); a project that is a folder here does not make the daemon read it; an
+    anchor out of the project is refused whole."""
+    from tests.test_anchors import RETRY, make_repo
+
+    repo = make_repo(tmp_path)
+    saved = api.post("/v1/memories", json={"text": RETRY, "project": str(repo)}).json()
+    assert api.get(f"/v1/memories/{saved['id']}").json()["anchors"] == []
+    for path in ("/etc/passwd", "../../.ssh/id_rsa", "svc/../../x"):
+        refused = api.post(
+            "/v1/memories", json={"text": unique("about"), "anchors": [{"path": path}]}
+        )
+        assert refused.status_code == 422, refused.text
+    given = api.post(
+        "/v1/memories",
+        json={"text": unique("retries"), "anchors": [{"path": "svc/net/retry.py"}]},
+    ).json()
+    doc = api.get(f"/v1/memories/{given['id']}").json()
+    assert doc["anchors"] == [
+        {"path": "svc/net/retry.py", "names": [], "commit": None, "root": None, "via": "given"}
+    ]
+    upd = api.post(
+        f"/v1/memories/{given['id']}/update",
+        json={"text": unique("retries, now"), "anchors": [{"path": "svc/config.py"}]},
+    ).json()
+    assert [a["path"] for a in api.get(f"/v1/memories/{upd['id']}").json()["anchors"]] == [
+        "svc/config.py"
+    ]
+    bad = api.post(
+        f"/v1/memories/{upd['id']}/update", json={"text": "x", "anchors": [{"path": "/etc"}]}
+    )
+    assert bad.status_code == 422

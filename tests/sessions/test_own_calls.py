@@ -38,7 +38,7 @@ def test_a_call_session_is_skipped_for_good_and_the_users_session_is_not(
     root = tmp_path / "claude"
     call = write_session(
         session_path(root, "-tmp-memloom-llm-claude-code-x1k2m3n4"),
-        [("user", f"{LLM_CALL_MARKER}\n{{\"lines\": []}}"), ("assistant", '{"memories": []}')],
+        [("user", f'{LLM_CALL_MARKER}\n{{"lines": []}}'), ("assistant", '{"memories": []}')],
         cwd="/tmp/memloom-llm-claude-code-x1k2m3n4",
     )
     marked = write_session(

@@ -323,7 +323,8 @@ def test_migrate_copies_a_sqlite_store_and_can_run_again(tmp_path, pg_url):
         first = m.store({"entries": [{"text": "deploys run on Fridays", "embedding": [1, 0]}]})
         near = {"text": "deploys never run on Fridays during a freeze", "embedding": [0.77, 0.64]}
         m.store({"entries": [near]})
-        m.update(first.ids[0], "deploys run on Thursdays")
+        given = [{"path": "deploy/schedule.yml", "names": ["DEPLOY_DAY"]}]
+        m.update(first.ids[0], {"text": "deploys run on Thursdays", "anchors": given})
         with m.backend.transaction():
             m.backend.add_provenance(
                 ProvenanceRow(first.ids[0], "s1", "/x/s1.jsonl", "api", 3, 9, "excerpt")
@@ -336,6 +337,7 @@ def test_migrate_copies_a_sqlite_store_and_can_run_again(tmp_path, pg_url):
             r.id for r in m.recall({"query_embedding": [1, 0.1], "touch": False}).memories
         ]
         before = {d.id: d for d in m.export()}
+        assert [a.path for d in before.values() for a in d.anchors] == ["deploy/schedule.yml"]
     source = SQLiteStore(home / "memloom.db")
     target = PostgresStore(pg_url, principal=Principal("alice"))
     report = migrate(source, target)
@@ -413,7 +415,7 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 (key,),
             )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 8
+    assert store.schema_version == len(MIGRATIONS) == 9
     assert store.native_rows(["/nowhere"]) == []  # migration 7's table is there
     assert store.count() == 3
     alice = store.scoped(Principal("alice"))
@@ -427,6 +429,8 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
     assert sorted(r.agent for r in rows.values()) == ["claude-code", "codex"]
     # No older row was named with --path (migration 8).
     assert {r.named_root for r in rows.values()} == {None}
+    # Memories written before anchors have none (migration 9).
+    assert {tuple(r.anchors) for r in store.get_many(["m0", "m1", "m2"])} == {()}
     store.close()
 
 

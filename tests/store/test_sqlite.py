@@ -75,6 +75,7 @@ def test_older_database_is_upgraded_in_place(db_path):
         hits = store.keyword_search(["staging"], 5, SearchFilter())
         assert [h[0] for h in hits] == ["a1"]
         assert store.get("a1").text == "the staging database runs on port 5433"
+        assert store.get("a1").anchors == []  # written before anchors (migration 10)
     finally:
         store.close()
 

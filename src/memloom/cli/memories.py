@@ -4,6 +4,7 @@ history, stats, decay, restore, pin, reembed."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -23,6 +24,27 @@ from memloom.cli._common import (
     when,
 )
 
+FileOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--file",
+        help="A file of this folder the memory is about (repeatable): an anchor, "
+        "checked against the code at recall.",
+    ),
+]
+
+
+def _given(files: list[Path] | None) -> list[dict[str, str]]:
+    """``--file`` as anchors: paths relative to the working folder, never out of it."""
+    here = os.getcwd()
+    out = []
+    for file in files or []:
+        rel = os.path.relpath(os.path.abspath(file), here)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            raise CliError(f"--file {file}: not inside the working folder {here}")
+        out.append({"path": rel.replace(os.sep, "/")})
+    return out
+
 
 def save(
     ctx: typer.Context,
@@ -39,9 +61,11 @@ def save(
     expires_at: Annotated[
         datetime | None, typer.Option("--expires-at", help="Forget after this time (UTC).")
     ] = None,
+    file: FileOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Save one memory (deduplicated against what is already stored)."""
+    """Save one memory (deduplicated against what is already stored). The files of this
+    folder's repository its text names, or --file names, are its anchors."""
     with open_engine(ctx) as m:
         result = m.save(
             {
@@ -52,7 +76,9 @@ def save(
                 "project": project,
                 "sensitivity": sensitivity,
                 "expires_at": expires_at,
-            }
+                "anchors": _given(file),
+            },
+            folder=os.getcwd(),
         )
     if json_:
         emit_json(result)
@@ -70,11 +96,14 @@ def update(
     ctx: typer.Context,
     memory_id: Annotated[str, typer.Argument(metavar="ID")],
     text: Annotated[str, typer.Argument(help="The new text.")],
+    file: FileOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Write a new version of a memory (the old one is kept in its history)."""
+    """Write a new version of a memory (the old one is kept in its history). Its anchors
+    are found again in this folder; --file replaces the files named before."""
+    request = {"text": text, **({"anchors": _given(file)} if file else {})}
     with open_engine(ctx) as m:
-        result = m.update(m.resolve_id(memory_id), text)
+        result = m.update(m.resolve_id(memory_id), request, folder=os.getcwd())
     if json_:
         emit_json(result)
     else:
@@ -254,6 +283,10 @@ def show(
         "superseded by": doc.superseded_by or "",
         "pinned": "yes" if doc.pinned else "",
         "metadata": json.dumps(doc.metadata) if doc.metadata else "",
+        "anchors": "; ".join(
+            a.path + (f" ({', '.join(a.names)})" if a.names else "") for a in doc.anchors
+        ),
+        "commit": next((a.commit[:12] for a in doc.anchors if a.commit), ""),
     }
     out.print()
     for key, value in fields.items():

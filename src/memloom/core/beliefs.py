@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
+from memloom import anchors
 from memloom.claims import carries_a_value, compare, may_update, word_swapped
 from memloom.core.conflicts import DECISIVE, Conflicts, Statement, judge
 from memloom.core.documents import as_model, ts, utc
@@ -672,13 +673,17 @@ class Beliefs:
             out.total_memories = store.count()
         return out
 
-    def save(self, request: SaveRequest | Mapping[str, Any]) -> SaveResponse:
+    def save(
+        self, request: SaveRequest | Mapping[str, Any], folder: str | None = None
+    ) -> SaveResponse:
         """One memory, checked against what is already believed.
 
         With an LLM configured the belief pipeline decides (identical → a new
         version, contradictory → a conflict); without one, the distance bands.
+        ``folder``: the project folder it was written in, where its files are anchored.
         """
         req = as_model(SaveRequest, request)
+        found = anchors.for_write(req.text, folder, [a.model_dump() for a in req.anchors])
         now = time.time()
         vec = self.embedding.embed_one(req.text)
         sens = self.ctx.sensitivity(req.text, req.sensitivity, req.auto_classify)
@@ -691,6 +696,7 @@ class Beliefs:
             tags=req.tags,
             source=req.source,
             metadata=req.metadata,
+            anchors=found,
         )
         llm = self.ctx.requested_llm()
         if llm is not None and not getattr(llm, "offline", True) and req.expires_at is None:

@@ -95,6 +95,7 @@ def memory_document(
         pinned=row.pinned,
         versions=[version_info(v) for v in versions],
         provenance=[provenance_info(p) for p in provenance],
+        anchors=row.anchors,
     )
 
 
@@ -120,6 +121,7 @@ def recalled_memory(
         created_at=utc(row.created_at),
         project=row.project,
         provenance=list(provenance),
+        anchors=row.anchors,
     )
 
 

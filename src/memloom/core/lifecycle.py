@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from memloom import anchors
 from memloom.core.context import CoreContext
 from memloom.core.documents import as_model, ts
 from memloom.core.embedding import Embedding
@@ -55,14 +56,21 @@ class Lifecycle:
         raise NotFoundError(f"memory {memory_id} not found")
 
     def update(
-        self, memory_id: str, request: UpdateRequest | Mapping[str, Any] | str
+        self,
+        memory_id: str,
+        request: UpdateRequest | Mapping[str, Any] | str,
+        folder: str | None = None,
     ) -> UpdateResponse:
-        """A new version of the belief; the old version turns stale and points forward."""
+        """A new version of the belief; the old version turns stale and points forward.
+        Its anchors: those ``anchors`` gives and its text names (found under ``folder``),
+        else the old version's the new text still names, and the old ``given`` ones."""
         req = (
             UpdateRequest(text=request)
             if isinstance(request, str)
             else as_model(UpdateRequest, request)
         )
+        given = [a.model_dump() for a in req.anchors or []]
+        found = anchors.for_write(req.text, folder, given)
         vec = self.embedding.embed_one(req.text)
         now = time.time()
         store = self.ctx.store
@@ -87,7 +95,14 @@ class Lifecycle:
                 sensitivity=sens,
                 expires_at=old.expires_at,
                 session_id=old.session_id,
+                anchors=found,
             )
+            named = [a for a in old.anchors if a.get("via") == "text"]
+            if req.anchors is not None and folder is None:  # the text's cannot be found again
+                draft.anchors = anchors.merge(anchors.carry(named, req.text), found or [])
+            elif req.anchors is None and found is not None:  # the caller's files stay
+                kept = [a for a in old.anchors if a.get("via") != "text"]
+                draft.anchors = anchors.merge(found, kept)
             row = self.writer.new_version(old, draft, now)
         return UpdateResponse(id=row.id, root_id=row.root_id, version=row.version)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from memloom import anchors
 from memloom.core.context import CoreContext
 from memloom.core.documents import conflict_info
 from memloom.hashing import content_hash, new_id
@@ -45,6 +46,9 @@ class Draft:
     expires_at: float | None = None
     #: When it was said (a transcript's timestamp); None: when it is written.
     asserted_at: float | None = None
+    #: The code it is about (:mod:`memloom.anchors`). None: not looked for (no project
+    #: folder): a new version keeps what its predecessor's still names.
+    anchors: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -136,6 +140,7 @@ class Writer:
             asserted_at=draft.asserted_at or now,
             last_referenced=now,
             expires_at=draft.expires_at,
+            anchors=list(draft.anchors or []),
         )
 
     def insert(self, row: MemoryRow) -> MemoryRow:
@@ -152,6 +157,8 @@ class Writer:
         The version keeps the belief's pin and its access count."""
         head = self.store.versions(target.root_id)[0]
         row = self.new_row(draft, now, root=head)
+        if draft.anchors is None:
+            row.anchors = anchors.carry(target.anchors, draft.text)
         row.pinned = target.pinned
         row.access_count = target.access_count
         self.insert(row)
@@ -176,6 +183,9 @@ class Writer:
             expires_at=later_expiry(existing.expires_at, draft.expires_at),
             last_referenced=now,
             access_count=existing.access_count + 1,
+            **(
+                {"anchors": anchors.merge(existing.anchors, draft.anchors)} if draft.anchors else {}
+            ),
         )
         self._notify(existing.id, False)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from memloom import anchors
 from memloom.agents import DEFAULT_AGENT, get_agent, session_container
 from memloom.agents.base import DiscoverOptions
 from memloom.agents.discovery import named_root, named_roots
@@ -346,6 +348,7 @@ class Importer:
         )
         self._progress: _Progress | None = None
         self._named = named_roots(options.paths) if options.named and options.paths else []
+        self._repos: dict[str, anchors.Repo] = {}  # a session folder -> its repository
 
     # ------------------------------------------------------------ run
 
@@ -736,6 +739,7 @@ class Importer:
                 asserted_at=max(stamps) if stamps else None,
                 excerpt=excerpt,
                 metadata={"session_id": session_id, "lines": [start, end]},
+                anchors=self._anchors(texts[i], where),
             )
             origin = ProvenanceRow(
                 memory_id="",
@@ -781,6 +785,17 @@ class Importer:
                 self.engine.add_provenance(
                     replace(origin, memory_id=out.memory_id, created_at=time.time())
                 )
+
+    def _anchors(self, text: str, folder: str | None) -> list[dict[str, Any]] | None:
+        """The files of the session's folder the memory names (:mod:`memloom.anchors`);
+        None when the session names no folder that is there. One git question per
+        folder and run."""
+        if not folder or not os.path.isabs(folder) or not os.path.isdir(folder):
+            return None
+        repo = self._repos.get(folder)
+        if repo is None:
+            repo = self._repos[folder] = anchors.repo_of(folder)
+        return anchors.find(text, folder, repo=repo).anchors
 
     def _already_written(
         self, text: str, vec: Any, project: str | None, path: str, item: Any

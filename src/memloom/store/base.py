@@ -82,6 +82,9 @@ class MemoryRow:
     superseded_by: str | None = None
     decay_level: int = 0
     pinned: bool = False
+    #: The code it is about (:mod:`memloom.anchors`): ``{"path", "names", "commit",
+    #: "root", "via"}`` objects, data carried like the text.
+    anchors: list[dict[str, Any]] = field(default_factory=list)
 
 
 #: MemoryRow fields :meth:`Store.update` may change.
@@ -105,6 +108,7 @@ UPDATABLE = frozenset(
         "decay_level",
         "pinned",
         "asserted_at",
+        "anchors",
     }
 )
 

@@ -34,6 +34,7 @@ class Dialect(FrozenValue):
         "decode_json",
         "encode_tags",
         "decode_tags",
+        "decode_list",
         "encode_vector",
         "decode_vector",
         "chunk",
@@ -45,6 +46,8 @@ class Dialect(FrozenValue):
     #: A row's tag list -> bound parameter, and back.
     encode_tags: Callable[[list[str]], Any]
     decode_tags: Callable[[Any], list[str]]
+    #: A JSON list column (a row's anchors) -> a list.
+    decode_list: Callable[[Any], list[Any]]
     #: An embedding -> bound parameter, and a column value -> an embedding.
     encode_vector: Callable[[Any], Any]
     decode_vector: Callable[[Any], Any]
@@ -57,6 +60,7 @@ class Dialect(FrozenValue):
         "decode_json": json.loads,
         "encode_tags": json.dumps,
         "decode_tags": json.loads,
+        "decode_list": json.loads,
         "encode_vector": _identity,
         "decode_vector": _identity,
         "chunk": None,
@@ -168,6 +172,7 @@ class PostgresDialect(Dialect):
         "decode_json": dict,
         "encode_tags": list,
         "decode_tags": list,
+        "decode_list": list,
         "typed_cursor": True,
     }
     name = "postgres"

@@ -6,7 +6,7 @@ take these as they are; like every migration, they never change once released.
 
 from __future__ import annotations
 
-__all__ = ["LEDGER_AGENT", "LEDGER_NAMED_ROOT"]
+__all__ = ["LEDGER_AGENT", "LEDGER_NAMED_ROOT", "MEMORY_ANCHORS"]
 
 #: Which coding agent a ledger row's session belongs to (``memloom status`` per agent);
 #: rows written before are named by their key's shape.
@@ -24,4 +24,10 @@ LEDGER_AGENT = """
 #: ``/context`` serves lines of such a session from there. Rows written before have none.
 LEDGER_NAMED_ROOT = """
     ALTER TABLE ledger ADD COLUMN named_root TEXT;
+    """
+
+#: The code a memory is about (``MemoryRow.anchors``, :mod:`memloom.anchors`): a JSON
+#: list of ``{"path", "names", "commit", "root", "via"}``. Rows written before have none.
+MEMORY_ANCHORS = """
+    ALTER TABLE memories ADD COLUMN anchors {json} NOT NULL DEFAULT '[]';
     """

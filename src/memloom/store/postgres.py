@@ -388,8 +388,8 @@ class PostgresStore(SQLStore):
                 "original_text, content_hash, embedding, source, tags, metadata, project, "
                 "sensitivity, session_id, created_at, asserted_at, last_referenced, "
                 "access_count, expires_at, expired_at, superseded_by, decay_level, pinned, "
-                "terms, term_counts, doc_len) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "anchors, terms, term_counts, doc_len) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
                 "array_to_tsvector(%s::text[]), %s, %s)",
                 [
                     (
@@ -418,6 +418,7 @@ class PostgresStore(SQLStore):
                         r.superseded_by,
                         r.decay_level,
                         bool(r.pinned),
+                        Jsonb(r.anchors),
                         sorted(d.counts),
                         Jsonb(d.counts),
                         d.length,
@@ -449,8 +450,9 @@ class PostgresStore(SQLStore):
         values: dict[str, Any] = dict(fields)
         if "tags" in values:
             values["tags"] = list(values["tags"])
-        if "metadata" in values:
-            values["metadata"] = Jsonb(values["metadata"])
+        for name in ("metadata", "anchors"):
+            if name in values:
+                values[name] = Jsonb(values[name])
         if "pinned" in values:
             values["pinned"] = bool(values["pinned"])
         assignments = [f"{k} = %s" for k in values]

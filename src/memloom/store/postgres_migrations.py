@@ -7,7 +7,7 @@ migrate the database exactly once.
 
 from __future__ import annotations
 
-from memloom.store.migration_sql import LEDGER_AGENT, LEDGER_NAMED_ROOT
+from memloom.store.migration_sql import LEDGER_AGENT, LEDGER_NAMED_ROOT, MEMORY_ANCHORS
 
 MIGRATIONS: list[str] = [
     # 1: the whole model of SQLite's five migrations, plus owners and API tokens
@@ -238,4 +238,6 @@ MIGRATIONS: list[str] = [
     # 8: the folder the owner named with ``import sessions --path`` (``/context`` serves
     # lines of such a session from there)
     LEDGER_NAMED_ROOT,
+    # 9: the code each memory is about (files, identifiers, commit: memloom.anchors)
+    MEMORY_ANCHORS.format(json="JSONB"),
 ]

@@ -34,32 +34,10 @@ from memloom.store.dialect import Dialect
 from memloom.store.filters import where as filter_where
 
 #: MemoryRow's fields in the order every row query selects them (after ``rowid``).
-MEMORY_FIELDS = (
-    "id",
-    "root_id",
-    "version",
-    "status",
-    "type",
-    "text",
-    "original_text",
-    "content_hash",
-    "embedding",
-    "source",
-    "tags",
-    "metadata",
-    "project",
-    "sensitivity",
-    "session_id",
-    "created_at",
-    "asserted_at",
-    "last_referenced",
-    "access_count",
-    "expires_at",
-    "expired_at",
-    "superseded_by",
-    "decay_level",
-    "pinned",
-)
+_MEMORY_COLUMNS = """id root_id version status type text original_text content_hash embedding
+    source tags metadata project sensitivity session_id created_at asserted_at last_referenced
+    access_count expires_at expired_at superseded_by decay_level pinned anchors"""
+MEMORY_FIELDS = tuple(_MEMORY_COLUMNS.split())
 CONFLICT_FIELDS = (
     "id",
     "new_id",
@@ -255,6 +233,7 @@ class SQLStore:
             d.decode_json(r[12]),
             *r[13:24],
             bool(r[24]),
+            d.decode_list(r[25]),
         )
 
     def _filter_sql(self, flt: SearchFilter, alias: str = "m") -> tuple[str, list[Any]]:

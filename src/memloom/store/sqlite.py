@@ -409,8 +409,8 @@ class SQLiteStore(SQLStore):
             "INSERT INTO memories (id, root_id, version, status, type, text, original_text, "
             "content_hash, embedding, source, tags, metadata, project, sensitivity, session_id, "
             "created_at, asserted_at, last_referenced, access_count, expires_at, expired_at, "
-            "superseded_by, decay_level, pinned, seq) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "superseded_by, decay_level, pinned, seq, anchors) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 row.id,
                 row.root_id,
@@ -437,6 +437,7 @@ class SQLiteStore(SQLStore):
                 row.decay_level,
                 int(row.pinned),
                 seq,
+                json.dumps(row.anchors),
             ),
         )
         rowid = cur.lastrowid
@@ -458,8 +459,9 @@ class SQLiteStore(SQLStore):
         values: dict[str, Any] = dict(fields)
         if "tags" in values:
             values["tags"] = json.dumps(values["tags"])
-        if "metadata" in values:
-            values["metadata"] = json.dumps(values["metadata"])
+        for name in ("metadata", "anchors"):
+            if name in values:
+                values[name] = json.dumps(values[name])
         if "pinned" in values:
             values["pinned"] = int(values["pinned"])
         values["seq"] = self._seq()

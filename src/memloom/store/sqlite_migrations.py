@@ -6,7 +6,7 @@ in one transaction each, so an older database is upgraded in place.
 
 from __future__ import annotations
 
-from memloom.store.migration_sql import LEDGER_AGENT, LEDGER_NAMED_ROOT
+from memloom.store.migration_sql import LEDGER_AGENT, LEDGER_NAMED_ROOT, MEMORY_ANCHORS
 
 MIGRATIONS: list[str] = [
     # 1: memories, tags, meta
@@ -169,4 +169,6 @@ MIGRATIONS: list[str] = [
     # 9: the folder the owner named with ``import sessions --path`` (``/context`` serves
     # lines of such a session from there)
     LEDGER_NAMED_ROOT,
+    # 10: the code each memory is about (files, identifiers, commit: memloom.anchors)
+    MEMORY_ANCHORS.format(json="TEXT"),
 ]
