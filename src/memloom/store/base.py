@@ -257,7 +257,6 @@ class Store(Protocol):
         """File this owner's rows of project ``old`` under ``new``; how many moved."""
         ...
 
-
     # search
     def vector_search(
         self, query: np.ndarray, k: int, flt: SearchFilter
