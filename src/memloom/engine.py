@@ -24,6 +24,7 @@ from memloom.core.embedding import Embedding
 from memloom.core.lifecycle import Lifecycle
 from memloom.core.maintenance import Maintenance
 from memloom.core.native import FileNotes, FileOutcome, Native
+from memloom.core.projects import relabel, relabel_once
 from memloom.core.recall import Recall
 from memloom.core.writes import Observer, Writer
 from memloom.embed import Embedder, check_fingerprint, make_embedder
@@ -314,6 +315,11 @@ class Memloom:
         """Per agent and folder of its own memory: files, notes, memories, when read."""
         return self.backend.native_summary()
 
+    def relabel_projects(self, *, once: bool = False) -> dict[str, str]:
+        """File folder labels of git repositories here under their repository's project
+        (``core/projects.py``); ``once``: only the first time this version opens it."""
+        return (relabel_once if once else relabel)(self._ctx)
+
     def resolve_id(self, memory_id: str) -> str:
         """Accept a unique prefix (at least 4 characters) as people type ids by hand."""
         return self._lifecycle.resolve_id(memory_id)
@@ -475,7 +481,9 @@ def open(
             raise ConfigError(f"embedder settings: {exc}") from exc
     store = open_store(settings)
     try:
-        return Memloom(settings, store, embedder, check_embedder=check_embedder)
+        engine = Memloom(settings, store, embedder, check_embedder=check_embedder)
+        engine.relabel_projects(once=True)  # a store from before projects were repositories
     except Exception:
         store.close()
         raise
+    return engine

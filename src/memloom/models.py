@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from memloom.project import project_key
+
 MAX_TEXT_CHARS = 100_000
 MAX_ENTRIES = 1_000
 MAX_TAGS = 64
@@ -137,6 +139,9 @@ Embedding = Annotated[
     AfterValidator(_clean_embedding),
 ]
 Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+#: A request's project: a label as given, or a folder, which names the project of the
+#: repository it lies in (``memloom.project``: worktrees and clones are one project).
+ProjectName = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(project_key)]
 
 
 def _text_problem(value: str) -> str | None:
@@ -287,7 +292,7 @@ class StoreEntry(_Request):
     auto_classify: bool = False
     expires_at: UTCDateTime | None = None
     type: MemoryType | None = None
-    project: Name | None = None
+    project: ProjectName | None = None
 
     model_config = ConfigDict(
         extra="forbid",
@@ -392,7 +397,7 @@ class RecallRequest(_Request):
     min_relevance: Annotated[float, Field(ge=0.0, le=1.0)] | Literal["auto"] | None = None
     recency_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     include_expired: bool = False
-    project: Name | None = None
+    project: ProjectName | None = None
     types: list[MemoryType] = Field(default_factory=list)
     max_sensitivity: SensitivityLevel | None = None
     #: Count this recall as use (last_referenced, access_count). Browsing tools pass false.
@@ -502,7 +507,7 @@ class ForgetRequest(_Request):
     tags: Tags = Field(default_factory=list)
     before: UTCDateTime | None = None
     older_than: UTCDateTime | None = Field(default=None, description="Distill's name for before")
-    project: str | None = Field(
+    project: Annotated[str | None, AfterValidator(project_key)] = Field(
         default=None,
         min_length=1,
         max_length=MAX_NAME_CHARS,
@@ -585,7 +590,7 @@ class SaveRequest(_Request):
     type: MemoryType = MemoryType.fact
     tags: Tags = Field(default_factory=list)
     source: Name | None = None
-    project: Name | None = None
+    project: ProjectName | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     sensitivity: SensitivityLevel | None = None
     auto_classify: bool = True
@@ -671,7 +676,7 @@ class MemoryDocument(BaseModel):
 class ListRequest(_Request):
     """Filters and paging for ``GET /v1/memories`` and ``Memloom.list``."""
 
-    project: Name | None = None
+    project: ProjectName | None = None
     types: list[MemoryType] = Field(default_factory=list)
     tags: Tags = Field(default_factory=list)
     source: Name | None = None

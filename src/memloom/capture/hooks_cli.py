@@ -86,6 +86,7 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
     )
     from memloom.capture.scope import load_scope
     from memloom.location import locate
+    from memloom.project import project_key
 
     payload = _read_stdin()
     adapter = get_agent(agent)
@@ -94,7 +95,8 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
     if not wants_recall(prompt) or not load_scope(home).recall:
         return adapter.format_context("prompt", lead) if lead else ""
     settings = locate(home)
-    project = adapter.hook_cwd(payload) or None
+    # The agent's folder names its repository's project (worktrees, clones: one).
+    project = project_key(adapter.hook_cwd(payload)) or None
 
     def pick(seen: set[str]) -> list[Any]:
         # Ask for as many more as were shown already, so that new ones still fill the slots.
@@ -175,6 +177,7 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
     from memloom.capture.prompt import format_digest
     from memloom.capture.scope import load_scope
     from memloom.location import locate
+    from memloom.project import project_key
 
     payload = _read_stdin()
     adapter = get_agent(agent)
@@ -184,7 +187,8 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
     if not load_scope(home).recall:
         return adapter.format_context("session-start", lead) if lead else ""
     settings = locate(home)
-    project = adapter.hook_cwd(payload) or None
+    # The agent's folder names its repository's project (worktrees, clones: one).
+    project = project_key(adapter.hook_cwd(payload)) or None
 
     def pick(seen: set[str]) -> list[Any]:
         return _digest(settings, project, seen, adapter.name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -137,6 +138,19 @@ def short(text: str, width: int = 100) -> str:
 
 def when(value: datetime | None) -> str:
     return "" if value is None else value.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def project_option(value: str | None) -> str | None:
+    """``--project``: a folder written as a path (``.``, ``../api``, ``~/src/api``) is
+    made absolute, so that it names its repository's project (``memloom.project``);
+    anything else is a project label, as given."""
+    if not value:
+        return value
+    path = os.path.expanduser(value)
+    looks_like_path = path.startswith((".", os.sep)) or os.sep in path
+    if looks_like_path and os.path.isdir(path):
+        return os.path.abspath(path)
+    return value
 
 
 def project_name(project: str | None) -> str:

@@ -20,6 +20,7 @@ from memloom.cli._common import (
     home_arg,
     open_engine,
     project_name,
+    project_option,
     short,
     when,
 )
@@ -73,7 +74,7 @@ def save(
                 "type": type_,
                 "tags": tag or [],
                 "source": source,
-                "project": project,
+                "project": project_option(project),
                 "sensitivity": sensitivity,
                 "expires_at": expires_at,
                 "anchors": _given(file),
@@ -165,7 +166,13 @@ def forget(
     with open_engine(ctx) as m:
         ids = [m.resolve_id(i) for i in id_ or []]
         result = m.forget(
-            {"ids": ids, "tags": tag or [], "before": before, "project": project, "all": all_}
+            {
+                "ids": ids,
+                "tags": tag or [],
+                "before": before,
+                "project": project_option(project),
+                "all": all_,
+            }
         )
     if json_:
         emit_json(result)
@@ -228,7 +235,7 @@ def recall(
                 "recency_weight": recency_weight,
                 "max_tokens": max_tokens,
                 "include_expired": include_expired,
-                "project": project,
+                "project": project_option(project),
                 "types": type_ or [],
                 "max_sensitivity": max_sensitivity,
             }

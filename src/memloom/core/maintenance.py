@@ -9,6 +9,7 @@ import numpy as np
 
 from memloom import decay
 from memloom.core.context import CoreContext
+from memloom.core.projects import relabel
 from memloom.core.writes import Writer
 from memloom.models import DecayResponse
 
@@ -24,6 +25,9 @@ class Maintenance:
         cfg = self.ctx.settings.decay
         store = self.ctx.store
         out = DecayResponse()
+        # Folders mounted since, or a teammate's machine on a shared store: the decay
+        # schedule is where labels of repositories here reach their project.
+        relabel(self.ctx)
         moved: set[str] = set()
         with self.ctx.lock, store.transaction():
             store.expire_due(now)

@@ -38,6 +38,7 @@ from memloom.core import beliefs
 from memloom.core.context import CoreContext
 from memloom.core.writes import Draft, Writer
 from memloom.hashing import content_hash
+from memloom.project import project_key
 from memloom.store.base import MemoryRow, NativeRow, ProvenanceRow
 
 __all__ = ["FileNotes", "FileOutcome", "Native", "NoteIn"]
@@ -207,7 +208,9 @@ class Native:
             text=note.text,
             vec=note.vec,
             type=note.kind,
-            project=file.project,
+            # The folder's repository (worktrees, clones: one project); the provenance
+            # and native rows keep the folder itself.
+            project=project_key(file.project),
             sensitivity=note.sensitivity,
             tags=[native_tag(file.agent)],
             source=file.agent,

@@ -45,6 +45,7 @@ from memloom.errors import (
     ProviderUnavailableError,
 )
 from memloom.hashing import content_hash
+from memloom.project import project_key
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
 from memloom.sessions.native import NativeReport
@@ -720,7 +721,10 @@ class Importer:
             # (Codex): the memory belongs to the turns it came from.
             session_id = next((u.session_id for u in near if u.session_id), rep.session_id)
             where = next((u.project for u in near if u.project), project)
-            if progress.replaying and self._already_written(texts[i], vec, where, path, item):
+            # The memory is filed under the folder's repository (worktrees and clones
+            # are one project); its provenance keeps the folder the session ran in.
+            filed = project_key(where)
+            if progress.replaying and self._already_written(texts[i], vec, filed, path, item):
                 log.debug("%s lines %d-%d: already written by an earlier run", path, start, end)
                 continue
             excerpt = "\n".join(f"{u.role}: {u.text}" for u in near)
@@ -732,7 +736,7 @@ class Importer:
                 text=texts[i],
                 vec=vec,
                 type=item.type,
-                project=where,
+                project=filed,
                 sensitivity=int(level),
                 source=self.agent.name,
                 session_id=session_id,

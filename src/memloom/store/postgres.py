@@ -488,6 +488,25 @@ class PostgresStore(SQLStore):
                 [at, sorted(memory_ids), *params],
             )
 
+    def project_labels(self) -> list[str]:
+        # This owner's only: another machine's folders mean nothing here.
+        conditions, params = self._mine_sql("memories")
+        rows = self._fetch(
+            "SELECT DISTINCT project FROM memories WHERE project IS NOT NULL AND "
+            + " AND ".join(conditions),
+            params,
+        )
+        return [r[0] for r in rows]
+
+    def rename_project(self, old: str, new: str) -> int:
+        conn = self._require_tx()
+        conditions, params = self._mine_sql("memories")
+        cur = conn.execute(
+            "UPDATE memories SET project = %s WHERE project = %s AND " + " AND ".join(conditions),
+            [new, old, *params],
+        )
+        return cur.rowcount
+
     def expire_ids(self, memory_ids: Sequence[str], at: float) -> int:
         conn = self._require_tx()
         self._check_writable(conn, memory_ids)

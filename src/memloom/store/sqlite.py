@@ -509,6 +509,19 @@ class SQLiteStore(SQLStore):
                 self._index.upsert(rowid, None, RowMeta(status, project, typ, sens, expires))
         return len(rows)
 
+    def project_labels(self) -> list[str]:
+        rows = self._fetch("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")
+        return [r[0] for r in rows]
+
+    def rename_project(self, old: str, new: str) -> int:
+        # Through the status path: the vector index's project column follows the rows.
+        self._require_tx()
+        return self._status_change(
+            "UPDATE memories SET project = ?, seq = :seq WHERE project = ? "
+            "RETURNING rowid, status, project, type, sensitivity, expires_at",
+            [new, old],
+        )
+
     def expire_ids(self, memory_ids: Sequence[str], at: float) -> int:
         self._require_tx()
         total = 0
