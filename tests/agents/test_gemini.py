@@ -711,7 +711,7 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
     assert data["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"] == 5000
     assert data["hooks"]["PreCompress"] == [  # the next prompt gives the digest again
         {
-            "matcher": "*",
+            "matcher": "manual",  # "auto" fires before every turn (Gemini CLI 0.61.0)
             "hooks": [
                 {
                     "type": "command",

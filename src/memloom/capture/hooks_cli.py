@@ -211,6 +211,8 @@ def compacted(home: Path, agent: str) -> str:
 
     payload = _read_stdin()
     get_agent(agent)  # an unknown agent is an error, logged like any other
+    if payload.get("hook_event_name") == "PreCompress" and payload.get("trigger") == "auto":
+        return ""  # Gemini CLI 0.61.0 fires it before every turn, compressing or not
     _forget_shown(home, locate(home), _session_id(payload), due=True)
     return ""
 

@@ -219,8 +219,7 @@ class PgCaptureQueue(JobQueue):
 
     def take_injected(self, session_id: str, memory_id: str) -> bool:
         cur = self.db.execute(
-            "DELETE FROM capture_injected WHERE owner = %s AND session_id = %s "
-            "AND memory_id = %s",
+            "DELETE FROM capture_injected WHERE owner = %s AND session_id = %s AND memory_id = %s",
             (self.owner, session_id, memory_id),
         )
         return cur.rowcount == 1
