@@ -17,7 +17,7 @@ import pytest
 from memloom.capture.hooks_cli import DIGEST_DUE_ID
 from memloom.capture.plugin import UPGRADE_NOTE_ID
 from memloom.capture.queue import CaptureQueue
-from tests.capture.test_capture import dirs, memloom, save_json  # noqa: F401 (a fixture)
+from tests.capture.test_capture import memloom, save_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "compaction"
 ACME = "/home/dev/acme"
@@ -32,17 +32,22 @@ def payload(name: str, **changes: object) -> dict:
 
 
 @pytest.fixture
-def seeded(dirs):
-    home, claude = dirs
+def seeded(tmp_path, backend, monkeypatch):
+    """A data folder holding a pinned memory and a fact of the project, Claude Code
+    connected; on the PostgreSQL run every hook finds the shared store."""
+    home, claude = tmp_path / "home", tmp_path / "claude"
+    (claude / "projects").mkdir(parents=True)
+    if backend.startswith("postgresql"):
+        monkeypatch.setenv("MEMLOOM_DATABASE_URL", backend)
     memloom(home, claude, "connect", "claude-code", "--all")
     pinned = save_json(home, claude, PINNED, "--project", ACME)
     assert memloom(home, claude, "pin", pinned["id"]).returncode == 0
     save_json(home, claude, FACT, "--project", ACME)
-    return dirs
+    return home, claude
 
 
-def run(dirs, *args: str, doc: object) -> str:
-    home, claude = dirs
+def run(where: tuple[Path, Path], *args: str, doc: object) -> str:
+    home, claude = where
     stdin = doc if isinstance(doc, str) else json.dumps(doc)
     res = memloom(home, claude, "hook", *args, stdin=stdin)
     assert (res.returncode, res.stderr) == (0, ""), res.stderr
