@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> None:
     if len(args) >= 2 and args[-2] == "--plugin":  # a hook of memloom's agent plugin
         plugin, args = args[-1], args[:-2]
     fast = len(args) == 2 or (len(args) == 4 and args[2] == "--agent")
-    if fast and args[0] == "hook" and args[1] in ("notify", "prompt-recall", "session-start"):
+    hooks = ("notify", "prompt-recall", "session-start", "compacted")
+    if fast and args[0] == "hook" and args[1] in hooks:
         if os.environ.get("MEMLOOM_LLM_CHILD"):
             # memloom's own distillation call runs this agent's CLI (memloom.llm's CLI
             # providers): no capture job, no recall, no digest for it. Read what the

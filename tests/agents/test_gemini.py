@@ -680,7 +680,12 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
     path.parent.mkdir()
     path.write_text(SETTINGS)
     change = agent.install_hooks("/opt/bin/memloom", env=env)
-    assert change.changed and change.events == ["AfterAgent", "SessionEnd", "BeforeAgent"]
+    assert change.changed and change.events == [
+        "AfterAgent",
+        "SessionEnd",
+        "BeforeAgent",
+        "PreCompress",
+    ]
     assert change.backup_path is not None and change.backup_path.read_text() == SETTINGS
     text = path.read_text()
     assert "// Gemini settings, with comments" in text and "/* keep me */" in text
@@ -704,6 +709,19 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
         "hook prompt-recall --agent gemini"
     )
     assert data["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"] == 5000
+    assert data["hooks"]["PreCompress"] == [  # the next prompt gives the digest again
+        {
+            "matcher": "manual",  # "auto" fires before every turn (Gemini CLI 0.61.0)
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": "/opt/bin/memloom hook compacted --agent gemini",
+                    "name": "memloom-compacted",
+                    "timeout": 5000,
+                }
+            ],
+        }
+    ]
     assert "SessionStart" not in data["hooks"]  # the digest goes with the first prompt
     assert data["hooks"]["SessionEnd"][0]["hooks"][0]["name"] == "memloom-session-end"
     assert list(data) == ["theme", "hooks", "general"] and data["hooks"]["enabled"] is True
@@ -711,6 +729,7 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
         "notify": True,
         "session_end": True,
         "prompt_recall": True,
+        "compacted": True,
         "readable": True,
     }
     assert not agent.install_hooks("/opt/bin/memloom", env=env).changed  # idempotent

@@ -106,3 +106,24 @@ def test_record_injected_returns_what_this_call_claimed(pg_url):
         "m-1"
     }
     assert q.injected("s-1") == {"m-1", "m-2", "m-3"}
+
+
+def test_a_compaction_forgets_one_session_of_one_owner(pg_url):
+    """What a compacted session was shown goes (but the ids kept); another session's and
+    another owner's records of the same session id stay; a mark is taken once."""
+    q = PgCaptureQueue(pg_url, host="laptop")
+    bob = PgCaptureQueue(pg_url, host="laptop", owner="bob")
+    try:
+        q.record_injected("c-1", ["m-1", "m-2", "note"])
+        q.record_injected("c-2", ["m-1"])
+        bob.record_injected("c-1", ["m-1", "due"])
+        assert q.forget_injected("c-1", frozenset({"note"})) == 2
+        assert q.injected("c-1") == {"note"} and q.injected("c-2") == {"m-1"}
+        assert bob.injected("c-1") == {"m-1", "due"}
+        assert q.take_injected("c-1", "due") is False  # bob's mark is not ours
+        assert bob.take_injected("c-1", "due") is True
+        assert bob.take_injected("c-1", "due") is False
+        assert q.forget_injected("c-1") == 1 and q.injected("c-1") == set()
+    finally:
+        q.close()
+        bob.close()

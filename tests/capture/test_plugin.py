@@ -98,6 +98,7 @@ def test_codex_names_its_own_hook_file_and_the_agent():
         "Stop",
         "BeforeAgent",
         "AfterAgent",
+        "PreCompress",
     }
 
 
@@ -375,6 +376,9 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({"GEMINI_SESSION_ID": SESSION}, (), "AfterAgent", "notify --agent gemini"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "SessionEnd", "notify --agent gemini"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "SessionStart", None),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "PreCompress", "compacted --agent gemini"),
+        ({}, (), "PreCompress", None),  # Claude Code: SessionStart says "compact"
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "PreCompress", None),
         ({}, ("codex",), "SessionStart", "session-start --agent codex"),
         ({}, ("codex",), "Stop", "notify --agent codex"),
         ({}, (), "BeforeAgent", None),  # Claude Code has no such event: nothing runs

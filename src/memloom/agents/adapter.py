@@ -186,6 +186,11 @@ class AgentAdapter:
         for an agent whose payload names it otherwise)."""
         return payload.get("cwd")
 
+    def compacted(self, payload: Mapping[str, Any]) -> bool:
+        """Whether a session-start hook's ``payload`` follows a compaction of the
+        session's context: its ``source`` is ``"compact"`` (Claude Code, Qwen Code)."""
+        return payload.get("source") == "compact"
+
     def format_context(self, event: str, text: str) -> str:
         """The hook's stdout for ``text``: as it is (override for an agent that wants JSON)."""
         return text

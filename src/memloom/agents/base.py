@@ -255,6 +255,11 @@ class Agent(Protocol):
         """Remove exactly memloom's hooks, nothing else."""
         ...
 
+    def compacted(self, payload: Mapping[str, Any]) -> bool:
+        """Whether a session-start hook's ``payload`` follows a compaction of the
+        session's context (then the digest is given again)."""
+        ...
+
     def installed_hooks(self, env: Env | None = None) -> dict[str, bool]:
         """Which of memloom's hooks are installed (``readable`` False: settings unreadable)."""
         ...

@@ -37,7 +37,7 @@ __all__ = ["BoundHooks", "Hook", "HookSet"]
 class Hook:
     """One of memloom's handlers: on ``event`` run ``hook <sub>``, named ``name``, with
     ``timeout`` in the agent's unit; ``recall``: only when recall is on; ``key``: what
-    :meth:`HookSet.installed` calls it."""
+    :meth:`HookSet.installed` calls it; ``matcher``: its group's, instead of the set's."""
 
     event: str
     sub: str
@@ -45,6 +45,7 @@ class Hook:
     timeout: int
     recall: bool
     key: str
+    matcher: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,8 @@ class HookSet:
 
     def __post_init__(self) -> None:
         names = frozenset(h.name for h in self.hooks) | self.legacy_names
-        pattern = (
-            rf"\bhook (?:notify|prompt-recall|session-start) --agent {re.escape(self.agent)}\s*$"
-        )
+        subs = "notify|prompt-recall|session-start|compacted"
+        pattern = rf"\bhook (?:{subs}) --agent {re.escape(self.agent)}\s*$"
         object.__setattr__(self, "_names", names)
         object.__setattr__(self, "_command_re", re.compile(pattern))
 
@@ -94,7 +94,8 @@ class HookSet:
         }
 
     def _group(self, command: str, hook: Hook) -> dict[str, Any]:
-        group: dict[str, Any] = {} if self.matcher is None else {"matcher": self.matcher}
+        matcher = hook.matcher or self.matcher
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         return {**group, "hooks": [self._handler(command, hook)]}
 
     # ----------------------------------------------------------------------- file

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 RECALL_TIMEOUT_S = 2.0
+#: The per-session mark a compaction leaves for an agent whose compaction hook cannot add
+#: context (Gemini CLI's PreCompress): the next prompt hook gives the digest again.
+DIGEST_DUE_ID = "memloom:digest-due"
 
 
 def _post(
@@ -71,8 +74,10 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
 
     For an agent whose session-start context does not last (``digest_with_prompt``),
     the session's digest comes first, with the first prompt: its memories are then
-    recorded as shown like the others, so the digest is given once. ``note`` (the
-    plugin's upgrade note) leads the first output of the session."""
+    recorded as shown like the others, so the digest is given once. So does it with
+    the first prompt after a compaction the agent signalled before it compacted
+    (:func:`compacted`). ``note`` (the plugin's upgrade note) leads the first output
+    of the session."""
     from memloom.agents import get_agent
     from memloom.capture.prompt import (
         PROMPT_MEMORIES,
@@ -127,11 +132,11 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
 
     if adapter.digest_with_prompt:
         shown = _once_per_session(home, settings, payload, pick_both)
-        kept = {str(m["id"]) for m in shown}
-        first = [m for m in digest if str(m["id"]) in kept]  # what this call claimed
-        parts = [lead, format_digest(first), format_block(shown[len(first) :])]
     else:
-        parts = [lead, format_block(_once_per_session(home, settings, payload, pick))]
+        shown = _once_per_session(home, settings, payload, pick, after_compaction=pick_both)
+    kept = {str(m["id"]) for m in shown}
+    first = [m for m in digest if str(m["id"]) in kept]  # what this call claimed
+    parts = [lead, format_digest(first), format_block(shown[len(first) :])]
     block = "\n".join(part for part in parts if part)
     return adapter.format_context("prompt", block) if block else ""
 
@@ -143,6 +148,7 @@ def _once_per_session(
     pick: Callable[[set[str]], list[Any]],
     *,
     again: bool = False,
+    after_compaction: Callable[[set[str]], list[Any]] | None = None,
 ) -> list[Any]:
     """``pick(seen)``: the memories to show, given those this agent session was shown
     already; they are recorded as shown. Without a session id nothing is recorded.
@@ -153,13 +159,17 @@ def _once_per_session(
     fits the prompt went in twice (digest and prompt context).
 
     ``again``: the agent dropped what it was shown before (a resumed Qwen Code session
-    rebuilds its system prompt): pick as if nothing was shown, and show it all."""
+    rebuilds its system prompt): pick as if nothing was shown, and show it all.
+
+    ``after_compaction``: what picks instead when the session holds the mark of a
+    compaction (:data:`DIGEST_DUE_ID`, taken by this call alone)."""
     from memloom.capture.queues import open_queue
 
-    session = payload.get("session_id") or payload.get("sessionId")
-    session = session if isinstance(session, str) and session else None
+    session = _session_id(payload)
     queue = open_queue(home, settings)
     try:
+        if session and after_compaction and queue.take_injected(session, DIGEST_DUE_ID):
+            pick = after_compaction
         shown = pick(queue.injected(session) if session and not again else set())
         if shown and session:
             claimed = queue.record_injected(session, [str(m["id"]) for m in shown])
@@ -169,10 +179,55 @@ def _once_per_session(
     return shown
 
 
+def _session_id(payload: dict[str, Any]) -> str | None:
+    """The agent session a hook is for (Copilot CLI and OpenCode's plugin say sessionId)."""
+    session = payload.get("session_id") or payload.get("sessionId")
+    return session if isinstance(session, str) and session else None
+
+
+def _forget_shown(home: Path, settings: Any, session: str | None, *, due: bool) -> None:
+    """The agent compacted ``session``: what memloom showed it is gone from its context,
+    so forget it (the plugin's note stays said). ``due``: leave the mark that has the
+    next prompt hook give the digest (:data:`DIGEST_DUE_ID`)."""
+    from memloom.capture.plugin import UPGRADE_NOTE_ID
+    from memloom.capture.queues import open_queue
+
+    if session is None:
+        return  # nothing was recorded for it either
+    queue = open_queue(home, settings)
+    try:
+        queue.forget_injected(session, frozenset({UPGRADE_NOTE_ID}))
+        if due:
+            queue.record_injected(session, [DIGEST_DUE_ID])
+    finally:
+        queue.close()
+
+
+def compacted(home: Path, agent: str) -> str:
+    """The agent is about to compact the session's context and its hook for it cannot
+    add context (Gemini CLI's PreCompress): forget what the session was shown, so the
+    next prompt hook gives the project's digest once more, and a memory that fits a
+    later prompt may be shown again. Prints nothing."""
+    from memloom.agents import get_agent
+    from memloom.location import locate
+
+    payload = _read_stdin()
+    get_agent(agent)  # an unknown agent is an error, logged like any other
+    if payload.get("hook_event_name") == "PreCompress" and payload.get("trigger") == "auto":
+        return ""  # Gemini CLI 0.61.0 fires it before every turn, compressing or not
+    _forget_shown(home, locate(home), _session_id(payload), due=True)
+    return ""
+
+
 def session_start(home: Path, agent: str, note: str = "") -> str:
     """The project's digest (pinned memories, then its most-used preferences and
     procedures) within ``[recall] digest_tokens``, each memory once per session: what it
-    shows, prompt-time recall will not show again. ``note``: as for :func:`prompt_recall`."""
+    shows, prompt-time recall will not show again. ``note``: as for :func:`prompt_recall`.
+
+    A session start after a compaction (:meth:`~memloom.agents.adapter.AgentAdapter.compacted`:
+    Claude Code's and Qwen Code's ``source: "compact"``) first forgets what the session
+    was shown: the digest comes back once, and a memory that fits a later prompt may be
+    shown again."""
     from memloom.agents import get_agent
     from memloom.capture.prompt import format_digest
     from memloom.capture.scope import load_scope
@@ -181,6 +236,9 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
 
     payload = _read_stdin()
     adapter = get_agent(agent)
+    if adapter.compacted(payload):
+        # An agent whose digest goes with the prompt gets it there, unseen again.
+        _forget_shown(home, locate(home), _session_id(payload), due=False)
     if adapter.digest_with_prompt:
         return ""  # the prompt hook gives the digest (an older install may still call this)
     lead = note if note and _claim_note(home, payload) else ""
@@ -205,8 +263,8 @@ def _claim_note(home: Path, payload: dict[str, Any]) -> bool:
     from memloom.capture.plugin import UPGRADE_NOTE_ID
     from memloom.capture.queues import open_queue
 
-    session = payload.get("session_id") or payload.get("sessionId")
-    if not isinstance(session, str) or not session:
+    session = _session_id(payload)
+    if session is None:
         return True
     queue = open_queue(home)
     try:
@@ -300,10 +358,12 @@ def run_hook(
                 adopt_scope(where)
             if older_than(memloom.__version__, plugin):
                 note = upgrade_note(memloom.__version__, plugin)
-            if name != "notify":
+            if name not in ("notify", "compacted"):  # compacted prints nothing
                 note = "\n".join(part for part in (note, distiller_note(where)) if part)
         if name == "notify":
             notify(where, agent, payload)
+        elif name == "compacted":
+            compacted(where, agent)
         else:
             make = session_start if name == "session-start" else prompt_recall
             block = make(where, agent, note)

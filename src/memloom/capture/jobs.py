@@ -131,3 +131,12 @@ class JobQueue:
         :data:`INJECTED_TTL_S` of any session go at the same time. Returns the ids
         recorded by this call (not already recorded by another hook of the session)."""
         raise NotImplementedError
+
+    def forget_injected(self, session_id: str, keep: frozenset[str] = frozenset()) -> int:
+        """Forget what ``session_id`` was shown, except the ids in ``keep``: the agent
+        compacted its context, so what was shown is gone from it. How many went."""
+        raise NotImplementedError
+
+    def take_injected(self, session_id: str, memory_id: str) -> bool:
+        """Remove one record; True for the one call that removed it (a mark claimed once)."""
+        raise NotImplementedError

@@ -208,3 +208,18 @@ class PgCaptureQueue(JobQueue):
                 if cur.rowcount == 1:
                     claimed.add(mid)
         return claimed
+
+    def forget_injected(self, session_id: str, keep: frozenset[str] = frozenset()) -> int:
+        cur = self.db.execute(
+            "DELETE FROM capture_injected WHERE owner = %s AND session_id = %s "
+            "AND NOT (memory_id = ANY(%s))",
+            (self.owner, session_id, sorted(keep)),
+        )
+        return cur.rowcount
+
+    def take_injected(self, session_id: str, memory_id: str) -> bool:
+        cur = self.db.execute(
+            "DELETE FROM capture_injected WHERE owner = %s AND session_id = %s AND memory_id = %s",
+            (self.owner, session_id, memory_id),
+        )
+        return cur.rowcount == 1

@@ -43,6 +43,7 @@ _SAME_JOB: dict[str, tuple[str, ...]] = {
     "notify": ("notify", "session_end"),
     "prompt-recall": ("prompt_recall",),
     "session-start": ("session_start",),
+    "compacted": ("compacted",),
 }
 #: The note's id in the per-session "shown" records: claimed once like a memory.
 UPGRADE_NOTE_ID = "memloom:upgrade-note"

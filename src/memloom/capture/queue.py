@@ -288,3 +288,18 @@ class CaptureQueue(JobQueue):
             self.db.execute("ROLLBACK")
             raise
         return claimed
+
+    def forget_injected(self, session_id: str, keep: frozenset[str] = frozenset()) -> int:
+        kept = sorted(keep)
+        marks = ", ".join("?" for _ in kept)
+        unless = f" AND memory_id NOT IN ({marks})" if kept else ""
+        cur = self.db.execute(
+            f"DELETE FROM injected WHERE session_id = ?{unless}", (session_id, *kept)
+        )
+        return cur.rowcount
+
+    def take_injected(self, session_id: str, memory_id: str) -> bool:
+        cur = self.db.execute(
+            "DELETE FROM injected WHERE session_id = ? AND memory_id = ?", (session_id, memory_id)
+        )
+        return cur.rowcount == 1

@@ -394,6 +394,15 @@ def hook_session_start(
     raise typer.Exit(run_hook("session-start", home_arg(ctx), agent=agent, plugin=plugin))
 
 
+@hook_app.command("compacted")
+def hook_compacted(ctx: typer.Context, agent: HookAgent = None, plugin: HookPlugin = None) -> None:
+    """The agent is about to compact its context (Gemini CLI's PreCompress): the next
+    prompt gets the project digest again. Prints nothing; always exits 0."""
+    from memloom.capture.hooks_cli import run_hook
+
+    raise typer.Exit(run_hook("compacted", home_arg(ctx), agent=agent, plugin=plugin))
+
+
 def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Daemon, hooks, capture scope, queue, today's budget, LLM and embedder."""
     from memloom.status import gather

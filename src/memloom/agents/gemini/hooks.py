@@ -8,7 +8,9 @@ Gemini's hook shape (reference §2.4)::
 memloom adds one group per event: ``AfterAgent`` (once per turn) and
 ``SessionEnd`` (not awaited by Gemini: a backstop) run ``hook notify``;
 with recall, ``BeforeAgent`` runs ``hook prompt-recall``, which also gives the
-session's digest with its first prompt. No ``SessionStart`` hook: Gemini drops
+session's digest with its first prompt; ``PreCompress`` (matcher ``manual``: a
+``/compress``) runs ``hook compacted``, so the first prompt after it gives the digest
+again. No ``SessionStart`` hook: Gemini drops
 a message that starts with ``<hook_context>`` from a resumed session's history,
 and in headless mode it puts SessionStart's context in front of the typed prompt,
 so the user's first prompt went with it (Gemini CLI 0.61.0). An older install's
@@ -56,12 +58,17 @@ HOOKS: dict[str, tuple[str, str, int, bool, str]] = {
         True,
         "prompt_recall",
     ),
+    "PreCompress": ("compacted", "memloom-compacted", RECALL_TIMEOUT_MS, True, "compacted"),
 }
+#: Gemini matches a PreCompress group's matcher against its ``trigger`` exactly. Only
+#: ``manual`` (``/compress``) means a compression: Gemini CLI 0.61.0 fires ``auto`` before
+#: every turn's request once the chat has a history, before it checks its threshold.
+MATCHERS = {"PreCompress": "manual"}
 #: Handler names of earlier installs (taken out by connect and disconnect).
 LEGACY_NAMES = frozenset({"memloom-session-start"})
 _SET = HookSet(
     "gemini",
-    tuple(Hook(event, *spec) for event, spec in HOOKS.items()),
+    tuple(Hook(event, *spec, matcher=MATCHERS.get(event)) for event, spec in HOOKS.items()),
     legacy_names=LEGACY_NAMES,
 )
 

@@ -1,0 +1,51 @@
+"""After the real agent compacts its context, memloom's project digest comes back once.
+
+Headless, each pinned agent compacts a session on its own command: Claude Code
+``claude -p --continue /compact`` (its SessionStart hook then says ``source:
+compact``), Gemini CLI ``gemini --resume latest -p /compress`` (PreCompress with
+``trigger: manual``; the digest goes with the next prompt). The scripted model writes
+the summary, so what memloom gave before the compaction is gone from the history:
+a pinned memory in the next request is the digest given again. The prompts after
+that one add nothing: the resumed history holds the digest once.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.drivers import DRIVERS
+from tests.e2e.harness import Driver, Sandbox
+from tests.e2e.test_agents import FACT, PINNED, QUESTION, answered, connected
+
+#: Each agent's own command that compacts the session, run as a headless prompt.
+COMPACT = {"claude-code": "/compact", "gemini": "/compress"}
+#: The first prompt's word no summary written by the scripted model holds.
+KICKOFF = "kickoff-qz17"
+
+
+@pytest.mark.parametrize(
+    "driver", [DRIVERS[name] for name in COMPACT if name in DRIVERS], ids=lambda d: d.name
+)
+def test_the_digest_comes_back_once_after_a_compaction(driver: Driver, sandbox: Sandbox):
+    connected(driver, sandbox)
+    sandbox.save(FACT)
+    sandbox.save(PINNED, pin=True)
+    first = driver.run(sandbox, f"hello, {KICKOFF}")
+    answered(first)
+    assert first.requests[-1].text.count(PINNED) == 1  # the digest of the session start
+    compaction = driver.run(sandbox, COMPACT[driver.name], resume=True)
+    assert compaction.returncode == 0, compaction.stderr[-1500:]
+    assert any(KICKOFF in r.text for r in compaction.requests), "no summary was asked for"
+
+    after = driver.run(sandbox, "what should I do before committing?", resume=True)
+    answered(after)
+    history = after.requests[-1].text
+    assert KICKOFF not in history, "the history was not compacted"
+    assert history.count(PINNED) == 1, "the digest did not come back after the compaction"
+
+    later = driver.run(sandbox, QUESTION, resume=True)
+    answered(later)
+    assert later.requests[-1].text.count(PINNED) == 1, "the digest was given again"
+    again = driver.run(sandbox, "and in production?", resume=True)
+    answered(again)
+    assert again.requests[-1].text.count(PINNED) == 1
