@@ -72,34 +72,35 @@ def test_a_memory_anchors_the_files_it_names_with_the_names_found_there(repo):
     got = by_path(found)
     assert set(got) == {"svc/net/retry.py", "docs/deploy.md"}
     retry = got["svc/net/retry.py"]
-    assert retry["names"] == ["MAX_RETRIES", "RetryPolicy.backoff_delay"]
+    assert retry["symbols"] == ["MAX_RETRIES", "RetryPolicy.backoff_delay"]
     assert (retry["commit"], retry["root"], retry["via"]) == (head, str(repo), "text")
-    assert got["docs/deploy.md"]["names"] == []
+    assert got["docs/deploy.md"]["symbols"] == []
     assert found.note is None
 
 
 def test_a_name_alone_finds_its_one_tracked_file_and_a_subfolder_reads_from_the_top(repo):
     got = by_path(anchors.find("load_settings() lives in config.py", str(repo / "svc" / "net")))
-    assert list(got) == ["svc/config.py"] and got["svc/config.py"]["names"] == ["load_settings"]
+    assert list(got) == ["svc/config.py"] and got["svc/config.py"]["symbols"] == ["load_settings"]
     got = by_path(anchors.find("see svc/net/retry.py", str(repo / "svc")))
     assert list(got) == ["svc/net/retry.py"]
 
 
 def test_an_identifier_not_in_the_named_file_is_not_anchored(repo):
     got = by_path(anchors.find("svc/config.py sets MAX_RETRIES and NO_SUCH_NAME", str(repo)))
-    assert got["svc/config.py"]["names"] == []
+    assert got["svc/config.py"]["symbols"] == []
 
 
 def test_binary_files_are_never_searched(repo):
     got = by_path(anchors.find("docs/logo.bin holds MAX_RETRIES and load_settings()", str(repo)))
-    assert got["docs/logo.bin"]["names"] == []
+    assert got["docs/logo.bin"]["symbols"] == []
 
 
 def test_files_are_read_up_to_the_bound(repo, monkeypatch):
     big = repo / "svc" / "big.py"
     big.write_text("x = 1\n" * 1000 + "LATE_NAME = 2\n")
     monkeypatch.setattr(anchors, "MAX_FILE_BYTES", 1024)
-    assert by_path(anchors.find("svc/big.py has LATE_NAME", str(repo)))["svc/big.py"]["names"] == []
+    found = by_path(anchors.find("svc/big.py has LATE_NAME", str(repo)))
+    assert found["svc/big.py"]["symbols"] == []
 
 
 # ---------------------------------------------------------------- hostile text
@@ -160,10 +161,10 @@ def test_a_given_file_must_be_a_file_of_the_project(repo):
     got = anchors.find(
         "about retries",
         str(repo),
-        given=[{"path": "svc/net/retry.py", "names": ["BACKOFF_SECONDS", "GONE"]}],
+        given=[{"path": "svc/net/retry.py", "symbols": ["BACKOFF_SECONDS", "GONE"]}],
     )
     assert got.anchors[0]["via"] == "given"
-    assert got.anchors[0]["names"] == ["BACKOFF_SECONDS"]
+    assert got.anchors[0]["symbols"] == ["BACKOFF_SECONDS"]
     for bad in ("missing.py", "../outside.py", "/etc/passwd", ".ssh/id_rsa"):
         with pytest.raises(ValidationError, match="is not a file of the project"):
             anchors.find("x", str(repo), given=[{"path": bad}])
@@ -230,21 +231,21 @@ def test_a_git_dir_in_the_environment_is_not_followed(repo, tmp_path, monkeypatc
 
 def test_a_new_version_keeps_what_its_text_still_names():
     old = [
-        {"path": "svc/net/retry.py", "names": ["MAX_RETRIES", "RetryPolicy"], "via": "text"},
-        {"path": "docs/deploy.md", "names": [], "via": "text"},
-        {"path": "svc/config.py", "names": [], "via": "given"},
+        {"path": "svc/net/retry.py", "symbols": ["MAX_RETRIES", "RetryPolicy"], "via": "text"},
+        {"path": "docs/deploy.md", "symbols": [], "via": "text"},
+        {"path": "svc/config.py", "symbols": [], "via": "given"},
     ]
     kept = anchors.carry(old, "MAX_RETRIES is now 5 in retry.py")
-    assert [(a["path"], a["names"]) for a in kept] == [
+    assert [(a["path"], a["symbols"]) for a in kept] == [
         ("svc/net/retry.py", ["MAX_RETRIES"]),
         ("svc/config.py", []),
     ]
 
 
 def test_merge_joins_names_per_file():
-    a = [{"path": "x.py", "names": ["A_B"], "root": "/r", "commit": "1", "via": "text"}]
-    b = [{"path": "x.py", "names": ["C_D"], "root": "/r", "commit": "2", "via": "text"}]
-    assert anchors.merge(a, b) == [{**a[0], "names": ["A_B", "C_D"]}]
+    a = [{"path": "x.py", "symbols": ["A_B"], "root": "/r", "commit": "1", "via": "text"}]
+    b = [{"path": "x.py", "symbols": ["C_D"], "root": "/r", "commit": "2", "via": "text"}]
+    assert anchors.merge(a, b) == [{**a[0], "symbols": ["A_B", "C_D"]}]
 
 
 @pytest.mark.parametrize(
@@ -253,7 +254,7 @@ def test_merge_joins_names_per_file():
         "not a list",
         [{"path": "/etc/passwd"}],
         [{"path": "../../.ssh/id_rsa"}],
-        [{"path": "a.py", "names": "A"}],
+        [{"path": "a.py", "symbols": "A"}],
         [{"path": "a.py", "commit": 5}],
         [{"path": "a.py", "via": "shell"}],
         [{"path": "a.py"}] * (anchors.MAX_ANCHORS + 1),

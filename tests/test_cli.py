@@ -206,7 +206,7 @@ def test_save_anchors_the_files_of_the_working_folder_and_show_prints_them(
     mid = json.loads(out)["id"]
     code, out, _ = cli(capsys, home, "show", mid, "--json")
     [anchor] = json.loads(out)["anchors"]
-    assert (anchor["path"], anchor["names"], anchor["via"]) == (
+    assert (anchor["path"], anchor["symbols"], anchor["via"]) == (
         "svc/net/retry.py",
         ["MAX_RETRIES"],
         "given",

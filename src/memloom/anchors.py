@@ -5,7 +5,7 @@ records at write time the repository files its text names, the identifiers it na
 that occur in those files, and the commit (git's ``HEAD``) it was written at. An
 anchor is a plain JSON object on the memory::
 
-    {"path": "svc/net/retry.py", "names": ["MAX_RETRIES"], "commit": "0067609…",
+    {"path": "svc/net/retry.py", "symbols": ["MAX_RETRIES"], "commit": "0067609…",
      "root": "/home/me/svc", "via": "text"}
 
 ``path`` is relative to the repository's top folder (``root``, the folder itself
@@ -349,7 +349,7 @@ def find(
                 f"anchor {item.get('path')!r} is not a file of the project {repo.top} "
                 "(it must exist, inside it, and be yours)"
             )
-        files.setdefault(rel, ("given", []))[1].extend(item.get("names") or ())
+        files.setdefault(rel, ("given", []))[1].extend(item.get("symbols") or ())
     tokens: set[str] = set()  # what named a file: a path, never an identifier
     tracked: list[str] | None = None
     for token in paths_in(text):
@@ -378,7 +378,7 @@ def find(
         anchors.append(
             {
                 "path": rel,
-                "names": [n for n in wanted if _in_file(reader, rel, n)][:MAX_NAMES],
+                "symbols": [n for n in wanted if _in_file(reader, rel, n)][:MAX_NAMES],
                 "commit": repo.commit,
                 "root": repo.top,
                 "via": via,
@@ -409,7 +409,7 @@ def _unique_suffix(rel: str, tracked: Sequence[str]) -> str | None:
 def _given_only(item: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "path": str(item["path"]),
-        "names": list(item.get("names") or [])[:MAX_NAMES],
+        "symbols": list(item.get("symbols") or [])[:MAX_NAMES],
         "commit": item.get("commit"),
         "root": None,
         "via": "given",
@@ -426,10 +426,10 @@ def merge(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) ->
     for a in (*old, *new):
         key = (a["path"], a.get("root"))
         if key in out:
-            names = [*out[key]["names"], *a.get("names", [])]
-            out[key]["names"] = list(dict.fromkeys(names))[:MAX_NAMES]
+            names = [*out[key]["symbols"], *a.get("symbols", [])]
+            out[key]["symbols"] = list(dict.fromkeys(names))[:MAX_NAMES]
         else:
-            out[key] = {**a, "names": list(a.get("names", []))}
+            out[key] = {**a, "symbols": list(a.get("symbols", []))}
     return list(out.values())[:MAX_ANCHORS]
 
 
@@ -445,7 +445,7 @@ def carry(old: Sequence[Mapping[str, Any]], text: str) -> list[dict[str, Any]]:
             path = str(a["path"])
             if path not in named and posixpath.basename(path) not in named:
                 continue
-            out.append({**a, "names": [n for n in a.get("names", []) if n in words]})
+            out.append({**a, "symbols": [n for n in a.get("symbols", []) if n in words]})
         else:
             out.append(dict(a))
     return out
@@ -468,7 +468,7 @@ def for_write(
 def checked(value: Any) -> list[dict[str, Any]]:
     """Anchors read from outside memloom (a backup file) as stored, or ``ValueError``:
     a list of at most :data:`MAX_ANCHORS` objects whose ``path`` is relative and never
-    climbs (``..``), ``names`` a list of strings, ``commit`` and ``root`` strings or
+    climbs (``..``), ``symbols`` a list of strings, ``commit`` and ``root`` strings or
     null, ``via`` one of ``text``, ``given``, ``tool``."""
     if not isinstance(value, list) or len(value) > MAX_ANCHORS:
         raise ValueError(f"anchors must be a list of at most {MAX_ANCHORS} objects")
@@ -476,9 +476,9 @@ def checked(value: Any) -> list[dict[str, Any]]:
     for a in value:
         if not isinstance(a, dict) or not isinstance(a.get("path"), str) or _escapes(a["path"]):
             raise ValueError(f"anchor {str(a)[:200]!r} is no path inside a project")
-        names = a.get("names", [])
+        names = a.get("symbols", [])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise ValueError(f"anchor {a['path']!r}: names must be a list of strings")
+            raise ValueError(f"anchor {a['path']!r}: symbols must be a list of strings")
         if any(a.get(k) is not None and not isinstance(a[k], str) for k in ("commit", "root")):
             raise ValueError(f"anchor {a['path']!r}: commit and root must be strings or null")
         if a.get("via", "text") not in ("text", "given", "tool"):
@@ -486,7 +486,7 @@ def checked(value: Any) -> list[dict[str, Any]]:
         out.append(
             {
                 "path": a["path"],
-                "names": names[:MAX_NAMES],
+                "symbols": names[:MAX_NAMES],
                 "commit": a.get("commit"),
                 "root": a.get("root"),
                 "via": a.get("via", "text"),

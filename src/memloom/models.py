@@ -255,22 +255,22 @@ AnchorNames = Annotated[
 
 class AnchorRequest(_Request):
     """A file a memory is about, named by the caller (``save``/``update``'s ``anchors``,
-    the CLI's ``--file``): relative to the project folder; ``names`` are identifiers
+    the CLI's ``--file``): relative to the project folder; ``symbols`` are identifiers
     in it the memory relies on."""
 
     path: AnchorPath
-    names: AnchorNames = Field(default_factory=list)
+    symbols: AnchorNames = Field(default_factory=list)
     commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{7,64}$")
 
 
 class Anchor(BaseModel):
     """What a memory is about: a file (``path``, relative to the repository's top
-    folder ``root``), the identifiers it names that occur there (``names``), and the
+    folder ``root``), the identifiers it names that occur there (``symbols``), and the
     commit it was written at (``commit``; None: no git, a bare repository or no
     commit yet). ``via``: ``text`` (named by the memory), ``given`` (the caller's)."""
 
     path: str
-    names: list[str] = Field(default_factory=list)
+    symbols: list[str] = Field(default_factory=list)
     commit: str | None = None
     root: str | None = None
     via: Literal["text", "given", "tool"] = "text"

@@ -21,7 +21,7 @@ def test_save_in_a_project_folder_anchors_its_files_and_recall_and_show_carry_th
     head = git(repo, "rev-parse", "HEAD")
     saved = engine.save({"text": RETRY, "type": "fact"}, folder=str(repo))
     doc = engine.get(saved.id)
-    assert [(a.path, a.names, a.commit, a.via) for a in doc.anchors] == [
+    assert [(a.path, a.symbols, a.commit, a.via) for a in doc.anchors] == [
         ("svc/net/retry.py", ["MAX_RETRIES", "RetryPolicy.backoff_delay"], head, "text")
     ]
     hits = engine.recall({"query": "how many retries", "max_results": 3}).memories
@@ -37,11 +37,11 @@ def test_update_finds_anchors_again_and_a_remote_update_keeps_what_the_text_name
         "MAX_RETRIES in svc/net/retry.py is read by load_settings() in svc/config.py",
         folder=str(repo),
     )
-    got = {a.path: a.names for a in engine.get(second.id).anchors}
+    got = {a.path: a.symbols for a in engine.get(second.id).anchors}
     assert got == {"svc/net/retry.py": ["MAX_RETRIES"], "svc/config.py": ["load_settings"]}
     # No folder (HTTP): the old anchors the new text still names are carried.
     third = engine.update(second.id, "MAX_RETRIES in retry.py is now 5")
-    assert [(a.path, a.names) for a in engine.get(third.id).anchors] == [
+    assert [(a.path, a.symbols) for a in engine.get(third.id).anchors] == [
         ("svc/net/retry.py", ["MAX_RETRIES"])
     ]
     # Every version keeps its own.
@@ -52,11 +52,11 @@ def test_given_anchors_without_a_folder_are_kept_as_given_and_never_read(engine)
     saved = engine.save(
         {
             "text": "the retry policy",
-            "anchors": [{"path": "svc/net/retry.py", "names": ["MAX_RETRIES"]}],
+            "anchors": [{"path": "svc/net/retry.py", "symbols": ["MAX_RETRIES"]}],
         }
     )
     [anchor] = engine.get(saved.id).anchors
-    assert (anchor.path, anchor.names, anchor.root, anchor.via) == (
+    assert (anchor.path, anchor.symbols, anchor.root, anchor.via) == (
         "svc/net/retry.py",
         ["MAX_RETRIES"],
         None,

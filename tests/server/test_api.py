@@ -730,7 +730,7 @@ def test_anchors_over_http_are_taken_as_given_and_never_lead_out(api, tmp_path):
     ).json()
     doc = api.get(f"/v1/memories/{given['id']}").json()
     assert doc["anchors"] == [
-        {"path": "svc/net/retry.py", "names": [], "commit": None, "root": None, "via": "given"}
+        {"path": "svc/net/retry.py", "symbols": [], "commit": None, "root": None, "via": "given"}
     ]
     upd = api.post(
         f"/v1/memories/{given['id']}/update",

@@ -323,7 +323,7 @@ def test_migrate_copies_a_sqlite_store_and_can_run_again(tmp_path, pg_url):
         first = m.store({"entries": [{"text": "deploys run on Fridays", "embedding": [1, 0]}]})
         near = {"text": "deploys never run on Fridays during a freeze", "embedding": [0.77, 0.64]}
         m.store({"entries": [near]})
-        given = [{"path": "deploy/schedule.yml", "names": ["DEPLOY_DAY"]}]
+        given = [{"path": "deploy/schedule.yml", "symbols": ["DEPLOY_DAY"]}]
         m.update(first.ids[0], {"text": "deploys run on Thursdays", "anchors": given})
         with m.backend.transaction():
             m.backend.add_provenance(

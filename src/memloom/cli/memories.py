@@ -291,7 +291,7 @@ def show(
         "pinned": "yes" if doc.pinned else "",
         "metadata": json.dumps(doc.metadata) if doc.metadata else "",
         "anchors": "; ".join(
-            a.path + (f" ({', '.join(a.names)})" if a.names else "") for a in doc.anchors
+            a.path + (f" ({', '.join(a.symbols)})" if a.symbols else "") for a in doc.anchors
         ),
         "commit": next((a.commit[:12] for a in doc.anchors if a.commit), ""),
     }

@@ -82,7 +82,7 @@ class MemoryRow:
     superseded_by: str | None = None
     decay_level: int = 0
     pinned: bool = False
-    #: The code it is about (:mod:`memloom.anchors`): ``{"path", "names", "commit",
+    #: The code it is about (:mod:`memloom.anchors`): ``{"path", "symbols", "commit",
     #: "root", "via"}`` objects, data carried like the text.
     anchors: list[dict[str, Any]] = field(default_factory=list)
 

@@ -27,7 +27,7 @@ LEDGER_NAMED_ROOT = """
     """
 
 #: The code a memory is about (``MemoryRow.anchors``, :mod:`memloom.anchors`): a JSON
-#: list of ``{"path", "names", "commit", "root", "via"}``. Rows written before have none.
+#: list of ``{"path", "symbols", "commit", "root", "via"}``. Rows written before have none.
 MEMORY_ANCHORS = """
     ALTER TABLE memories ADD COLUMN anchors {json} NOT NULL DEFAULT '[]';
     """
