@@ -540,3 +540,38 @@ def test_activity_lists_the_agents_own_memory_folders_read(tmp_path, make_page, 
         expect(table.locator("tbody tr td.num").first).to_have_text("1")
     finally:
         stop(daemon)
+
+
+def test_detail_shows_the_code_a_memory_is_about(page, api):
+    """Anchors given over HTTP are kept as data and shown as text: the file, the
+    identifiers, where they came from; a memory without any says so."""
+    anchored = data.save(
+        api,
+        "Retries are capped by MAX_RETRIES in the network layer",
+        anchors=[{"path": "svc/net/retry.py", "symbols": ["MAX_RETRIES", "backoff_delay"]}],
+    )
+    plain = data.save(api, "The staging dashboards live in Grafana folder Ops")
+
+    page.goto(f"/#/memory/{anchored['id']}")
+    card = page.locator("#anchors")
+    expect(card.locator(".anchor-path")).to_have_text("svc/net/retry.py")
+    expect(card.locator(".anchor-symbols code")).to_have_text(["MAX_RETRIES", "backoff_delay"])
+    expect(card.locator(".anchor-origin")).to_contain_text("named by the writer")
+    expect(card.locator("h2")).to_contain_text("(1)")
+
+    page.goto(f"/#/memory/{plain['id']}")
+    expect(page.locator("#anchors")).to_contain_text("No files")
+
+
+def test_an_anchor_named_with_html_renders_as_text(page, api):
+    """A caller may name any relative path: one shaped like HTML is shown, never run."""
+    path = 'x/<img src=x onerror="window.__pwned=3">.py'
+    res = api.post(
+        "/v1/memories",
+        json={"text": "The hostile module is imported lazily", "anchors": [{"path": path}]},
+    )
+    assert res.status_code == 201, res.text
+    page.goto(f"/#/memory/{res.json()['id']}")
+    expect(page.locator("#anchors .anchor-path")).to_have_text(path)
+    assert page.locator("main img, main script").count() == 0
+    assert page.evaluate("window.__pwned") is None

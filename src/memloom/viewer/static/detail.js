@@ -358,6 +358,7 @@ export async function detailPage(main, ctx) {
             h("h2", {}, "Details"),
             h("dl", { class: "kv" }, details.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
           ),
+          codeCard(doc),
           h(
             "section",
             { class: "card", id: "history" },
@@ -384,6 +385,39 @@ export async function detailPage(main, ctx) {
   const context = await contextPromise;
   if (!ctx.alive()) return;
   clear(provenanceSlot, provenance(doc, context));
+}
+
+// The code the memory is about: each anchor's file, the identifiers found there, the
+// commit it was written at and where it came from (docs/code-aware.md). Text only.
+function codeCard(doc) {
+  const anchors = doc.anchors || [];
+  return h(
+    "section",
+    { class: "card", id: "anchors" },
+    h("h2", {}, "Code ", h("span", { class: "muted small" }, `(${anchors.length})`)),
+    anchors.length
+      ? h(
+          "ul",
+          { class: "anchor-list" },
+          anchors.map((a) =>
+            h(
+              "li",
+              { class: "anchor" },
+              h("code", { class: "anchor-path" }, a.path),
+              a.symbols && a.symbols.length
+                ? h("span", { class: "anchor-symbols" }, " ", a.symbols.map((n) => h("code", {}, n)))
+                : null,
+              h(
+                "span",
+                { class: "muted small anchor-origin" },
+                ` ${a.via === "given" ? "named by the writer" : a.via === "tool" ? "read or edited in the session" : "named in the text"}`,
+                a.commit ? ` · at ${a.commit.slice(0, 10)}` : "",
+              ),
+            ),
+          ),
+        )
+      : h("p", { class: "muted" }, "No files: the memory names none of its project's."),
+  );
 }
 
 function backLink() {
