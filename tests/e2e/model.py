@@ -775,7 +775,16 @@ class AgentModel:
         cid = f"chatcmpl-{uuid.uuid4().hex[:20]}"
         created = int(time.time())
         tool, answer = self._decide(body)
-        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        # The prompt's size as a model would count it (about 4 characters a token): an
+        # agent that weighs its history by the usage reported (Qwen Code's /compress
+        # refuses to compress a history it is told is smaller than the summary) sees
+        # the request's real size.
+        prompt_tokens = max(100, len(json.dumps(body.get("messages", []))) // 4)
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": 10,
+            "total_tokens": prompt_tokens + 10,
+        }
         if tool:
             call = {
                 "id": f"call_{uuid.uuid4().hex[:16]}",

@@ -3,7 +3,8 @@
 Headless, each pinned agent compacts a session on its own command: Claude Code
 ``claude -p --continue /compact`` (its SessionStart hook then says ``source:
 compact``), Gemini CLI ``gemini --resume latest -p /compress`` (PreCompress with
-``trigger: manual``; the digest goes with the next prompt). The scripted model writes
+``trigger: manual``; the digest goes with the next prompt), Qwen Code ``qwen
+--continue -p /compress`` (SessionStart ``source: compact``, as Claude Code's). The scripted model writes
 the summary, so what memloom gave before the compaction is gone from the history:
 a pinned memory in the next request is the digest given again. The prompts after
 that one add nothing: the resumed history holds the digest once.
@@ -18,7 +19,7 @@ from tests.e2e.harness import Driver, Sandbox
 from tests.e2e.test_agents import FACT, PINNED, QUESTION, answered, connected
 
 #: Each agent's own command that compacts the session, run as a headless prompt.
-COMPACT = {"claude-code": "/compact", "gemini": "/compress"}
+COMPACT = {"claude-code": "/compact", "gemini": "/compress", "qwen": "/compress"}
 #: The first prompt's word no summary written by the scripted model holds.
 KICKOFF = "kickoff-qz17"
 
