@@ -4,10 +4,10 @@ Headless, each pinned agent compacts a session on its own command: Claude Code
 ``claude -p --continue /compact`` (its SessionStart hook then says ``source:
 compact``), Gemini CLI ``gemini --resume latest -p /compress`` (PreCompress with
 ``trigger: manual``; the digest goes with the next prompt), Qwen Code ``qwen
---continue -p /compress`` (SessionStart ``source: compact``, as Claude Code's). The scripted model writes
-the summary, so what memloom gave before the compaction is gone from the history:
-a pinned memory in the next request is the digest given again. The prompts after
-that one add nothing: the resumed history holds the digest once.
+--continue -p /compress`` (SessionStart ``source: compact``, as Claude Code's). The
+scripted model writes the summary, so what memloom gave before the compaction is gone
+from the history: a pinned memory in the next request is the digest given again. The
+prompts after that one add nothing: the resumed history holds the digest once.
 """
 
 from __future__ import annotations
