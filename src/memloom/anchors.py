@@ -10,7 +10,9 @@ anchor is a plain JSON object on the memory::
 
 ``path`` is relative to the repository's top folder (``root``, the folder itself
 outside git); ``via`` says where it came from: ``text`` (named by the memory's text),
-``given`` (``save``/``update``'s ``anchors``, the CLI's ``--file``).
+``given`` (``save``/``update``'s ``anchors``, the CLI's ``--file``), ``tool`` (a file
+the agent's tool calls read or edited in the transcript lines an imported memory was
+distilled from: :func:`from_tools`).
 
 Nothing here leads outside the root: every file goes through the discovery fence
 (:class:`memloom.agents.discovery.Fence`: no symlink out of the root, the owner's
@@ -52,6 +54,7 @@ __all__ = [
     "checked",
     "find",
     "for_write",
+    "from_tools",
     "merge",
     "names_in",
     "paths_in",
@@ -328,17 +331,28 @@ def find(
     folder: str | None,
     *,
     given: Sequence[Mapping[str, Any]] = (),
+    touched: Sequence[str] = (),
     repo: Repo | None = None,
 ) -> Found:
     """The anchors of a memory of ``text`` written in ``folder`` (a project folder:
     the CLI's working folder, a session's ``cwd``), with the anchors ``given`` by the
     caller (paths relative to ``folder``; a given file that is not there, or that the
-    fence refuses, is a :class:`~memloom.errors.ValidationError`). Without a folder,
-    the given anchors are kept as given (``via: given``), none are found, nothing is
-    read."""
+    fence refuses, is a :class:`~memloom.errors.ValidationError`), and the files its
+    session's tool calls ``touched`` (:func:`from_tools`: after the given and
+    text-named ones, merged into them, at most :data:`MAX_ANCHORS` in all). Without a
+    folder, the given anchors are kept as given (``via: given``), none are found,
+    nothing is read."""
     if folder is None:
         return Found([_given_only(a) for a in given][:MAX_ANCHORS], "no project folder")
     repo = repo or repo_of(folder)
+    found = _find(text, folder, given, repo)
+    if touched and len(found.anchors) < MAX_ANCHORS:
+        found.anchors = merge(found.anchors, from_tools(text, folder, touched, repo=repo))
+    return found
+
+
+def _find(text: str, folder: str, given: Sequence[Mapping[str, Any]], repo: Repo) -> Found:
+    """:func:`find` of the text and the given anchors."""
     reader = _Reader(repo.top)
     base = os.path.abspath(folder)
     files: dict[str, tuple[str, list[str]]] = {}  # path -> (via, names given)
@@ -372,6 +386,13 @@ def find(
         tokens.add(token)
         files.setdefault(rel, ("text", []))
     names = [n for n in names_in(text) if n not in tokens]
+    return Found(_anchored(files, names, reader, repo), None if repo.commit else repo.note)
+
+
+def _anchored(
+    files: Mapping[str, tuple[str, list[str]]], names: Sequence[str], reader: _Reader, repo: Repo
+) -> list[dict[str, Any]]:
+    """One anchor per file, with the names (its own, then the text's) found in it."""
     anchors = []
     for rel, (via, extra) in files.items():
         wanted = dict.fromkeys([*extra, *names])
@@ -384,7 +405,40 @@ def find(
                 "via": via,
             }
         )
-    return Found(anchors[:MAX_ANCHORS], None if repo.commit else repo.note)
+    return anchors[:MAX_ANCHORS]
+
+
+def from_tools(
+    text: str,
+    folder: str | None,
+    touched: Sequence[str],
+    *,
+    repo: Repo | None = None,
+) -> list[dict[str, Any]]:
+    """The anchors (``via: tool``) of the files ``touched`` names: the paths an agent's
+    tool calls read or edited, as the tool was given them (absolute, or relative to
+    ``folder``, the session's folder), each with the identifiers ``text`` names that
+    occur in it. Through the same fence as the text's files, but a path that is not
+    there (a file the session deleted later), outside the root (``/etc/passwd``,
+    ``../../.ssh/id_rsa``), behind a symlink out, or not a regular file of the owner
+    (a FIFO, a device) is simply not anchored, and not read. Without a folder, none."""
+    if folder is None or not touched:
+        return []
+    repo = repo or repo_of(folder)
+    reader = _Reader(repo.top)
+    base = os.path.abspath(folder)
+    files: dict[str, tuple[str, list[str]]] = {}
+    given: set[str] = set()  # what named a file: its path and file name, never an identifier
+    for token in dict.fromkeys(touched):
+        if len(files) >= MAX_ANCHORS:
+            break
+        rel = _relative(token, base, repo.top) if isinstance(token, str) else None
+        if rel is None or rel in files or not reader.admits(rel):
+            continue
+        files[rel] = ("tool", [])
+        given.update((token, rel, posixpath.basename(rel)))
+    names = [n for n in names_in(text) if n not in given]
+    return _anchored(files, names, reader, repo)
 
 
 def _in_file(reader: _Reader, rel: str, name: str) -> bool:

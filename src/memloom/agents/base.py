@@ -109,6 +109,12 @@ class ParseResult:
     session_id: str | None = None
     cwd: str | None = None
     version: str | None = None
+    #: files the session's tool calls read or edited: (physical line of the call, the
+    #: path as the tool was given it, ``"read"`` or ``"edit"``), for the lines this
+    #: read parsed only (a resumed read reports none before its watermark). The
+    #: importer anchors a memory to those of the lines it was distilled from
+    #: (:func:`memloom.anchors.from_tools`); nothing here becomes unit text.
+    touched: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 @dataclass

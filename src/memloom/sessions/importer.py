@@ -49,6 +49,7 @@ from memloom.project import project_key
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
 from memloom.sessions.native import NativeReport
+from memloom.sessions.tool_lines import paths_in_lines
 from memloom.store.base import LedgerRow, ProvenanceRow, SearchFilter
 
 if TYPE_CHECKING:
@@ -350,6 +351,7 @@ class Importer:
         self._progress: _Progress | None = None
         self._named = named_roots(options.paths) if options.named and options.paths else []
         self._repos: dict[str, anchors.Repo] = {}  # a session folder -> its repository
+        self._tools: tuple[list[tuple[int, str, str]], list[Unit]] = ([], [])
 
     # ------------------------------------------------------------ run
 
@@ -425,6 +427,7 @@ class Importer:
 
         context: list[Unit] = []
         context_cwd = None
+        ctx_touched: list[tuple[int, str, str]] = []
         if start_offset:
             ctx_off, ctx_lines = ledger_mod.context_start(
                 path, start_offset, start_line, opener=self.agent.open
@@ -434,6 +437,7 @@ class Importer:
                 ctx_bytes = fh.read(start_offset - ctx_off)
             ctx_parsed = self.agent.read_bytes(ctx_bytes, first_line=ctx_lines + 1, final=True)
             context, context_cwd = ctx_parsed.units, ctx_parsed.cwd
+            ctx_touched = ctx_parsed.touched
 
         parsed = self.agent.read(path, start_offset=start_offset, start_line=start_line)
         self.report.malformed += parsed.malformed
@@ -455,6 +459,9 @@ class Importer:
         if is_llm_call(parsed.cwd or context_cwd, first_user):
             return self._own_call(rep, key, file, parsed.end_offset, parsed.lines_read)
         units = list(parsed.units)
+        # The tool calls of the lines read (and of the context re-read before them), and
+        # every unit read: which calls a memory drew on (:mod:`.tool_lines`).
+        self._tools = ([*ctx_touched, *parsed.touched], [*context, *units])
         uuids = [u.uuid for u in units if u.uuid]
         if uuids:
             # A file its agent rewrites whole (Gemini's legacy .json), read again from
@@ -743,7 +750,7 @@ class Importer:
                 asserted_at=max(stamps) if stamps else None,
                 excerpt=excerpt,
                 metadata={"session_id": session_id, "lines": [start, end]},
-                anchors=self._anchors(texts[i], where),
+                anchors=self._anchors(texts[i], where, paths_in_lines(*self._tools, start, end)),
             )
             origin = ProvenanceRow(
                 memory_id="",
@@ -790,16 +797,19 @@ class Importer:
                     replace(origin, memory_id=out.memory_id, created_at=time.time())
                 )
 
-    def _anchors(self, text: str, folder: str | None) -> list[dict[str, Any]] | None:
-        """The files of the session's folder the memory names (:mod:`memloom.anchors`);
-        None when the session names no folder that is there. One git question per
-        folder and run."""
+    def _anchors(
+        self, text: str, folder: str | None, touched: Sequence[str] = ()
+    ) -> list[dict[str, Any]] | None:
+        """The files of the session's folder the memory names, then those the tool
+        calls of its lines read or edited (``touched``; :mod:`memloom.anchors`); None
+        when the session names no folder that is there. One git question per folder
+        and run."""
         if not folder or not os.path.isabs(folder) or not os.path.isdir(folder):
             return None
         repo = self._repos.get(folder)
         if repo is None:
             repo = self._repos[folder] = anchors.repo_of(folder)
-        return anchors.find(text, folder, repo=repo).anchors
+        return anchors.find(text, folder, touched=touched, repo=repo).anchors
 
     def _already_written(
         self, text: str, vec: Any, project: str | None, path: str, item: Any

@@ -13,6 +13,9 @@ Grammar (reference ``agents.md`` §6; Aider's ``io.py`` writes it):
   between two prompts is one unit (the ``>`` lines inside it are left out), from
   its first to its last text line.
 
+The files Aider's ``>`` lines say it added to the chat (``> Added F to the chat``:
+read) or edited (``> Applied edit to F``) go to ``ParseResult.touched``.
+
 Dropped and counted: ``tool_output`` (each ``>`` line), ``slash_command``
 (prompts that are commands to Aider -- ``/add``, ``/copy-context``, ``/drop``,
 ``!shell``, … -- not statements), ``yes_no`` (a prompt that is only ``y``/``n``/
@@ -44,6 +47,7 @@ from typing import Any
 from memloom.agents.base import ParseResult, Unit
 from memloom.agents.files import open_regular
 from memloom.agents.reading import blocks, check_watermark, resume, stamp, without_memloom
+from memloom.agents.touched import EDIT, READ, from_args
 
 __all__ = [
     "DROP_REASONS",
@@ -79,6 +83,12 @@ _TOKEN_RE = re.compile(
     r"\n(?:[ \t]*\n)*(?:(?P<tool>>[^\n]*(?:\n>[^\n]*)*)"
     rf"|(?P<user>{_USER_LINE}(?:\n{_USER_LINE})*)"
     r"|(?P<head># aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d[ \t]*(?=\n|\Z)))"
+)
+
+
+# Aider's own lines for a file added to the chat and an edit it applied (io.py, coders).
+_TOUCH_RE = re.compile(
+    r"^> (?:Added (?P<added>\S.*?) to the chat\.?|Applied edit to (?P<edit>\S.*?))\s*$"
 )
 
 
@@ -198,6 +208,8 @@ class _History:
                 if prompt:
                     self.close_prompt()
                 tools += lines
+                if "Added " in chunk or "Applied edit to " in chunk:
+                    self.touches(chunk, line)
             elif kind == "user":
                 if prompt and prompt[-1][0] != line - 1:
                     self.close_prompt()  # (adjacent: a prompt cut by a read block goes on)
@@ -212,6 +224,15 @@ class _History:
             self.gap(t, pos + 1, len(t), line)
         self.dropped["tool_output"] += tools
         self.res.records += tools
+
+    def touches(self, chunk: str, line: int) -> None:
+        """The files tool lines say were added to the chat (read) or edited."""
+        for i, raw in enumerate(chunk.split("\n")):
+            m = _TOUCH_RE.match(raw)
+            if m:
+                kind = EDIT if m.group("edit") else READ
+                found = from_args({"p": m.group("edit") or m.group("added")}, ("p",), kind)
+                self.res.touched.extend((line + i, p, k) for p, k in found)
 
     def gap(self, text: str, start: int, end: int, line: int) -> None:
         """Reply text (or blank lines) between two tokens; ``line`` is its first line."""

@@ -4,6 +4,8 @@ A *unit* is one human prompt or one assistant reply, as plain text, with the
 1-based physical line numbers it came from. Everything machine-made (tool calls
 and results, thinking, slash-command markup, hook output, compaction summaries,
 sub-agent lines, ...) is dropped and counted by reason in ``ParseResult.dropped``.
+The files ``Read``/``Edit``/``MultiEdit``/``Write``/``NotebookEdit`` calls name are
+reported in ``ParseResult.touched`` (their line, ``file_path``/``notebook_path``).
 
 Reading rules (see ``shared/reference/claude-code-transcripts.md`` §0, §8):
 
@@ -134,6 +136,7 @@ from memloom.agents.reading import (
     text_or_none,
     without_memloom,
 )
+from memloom.agents.touched import EDIT, READ, from_args
 
 __all__ = [
     "COMPACT_SUMMARY_PREFIX",
@@ -480,6 +483,8 @@ class _Parser(LineReader):
         if not isinstance(msg, dict):
             msg = {}
         if reason is None:
+            self.res.touched.extend((line, p, k) for p, k in _tool_files(msg.get("content")))
+        if reason is None:
             if o.get("isMeta") is True:
                 reason = "meta"
             elif msg.get("model") == "<synthetic>":
@@ -557,6 +562,29 @@ class _Parser(LineReader):
         if self.candidates:
             self.units.sort(key=lambda u: u.start_line)
         return self.res
+
+
+#: Claude Code's file tools: the argument naming the file, and what the call does.
+_FILE_TOOLS = {
+    "Read": ("file_path", READ),
+    "Edit": ("file_path", EDIT),
+    "MultiEdit": ("file_path", EDIT),
+    "Write": ("file_path", EDIT),
+    "NotebookEdit": ("notebook_path", EDIT),
+}
+
+
+def _tool_files(content: Any) -> list[tuple[str, str]]:
+    """The files the ``tool_use`` blocks of an assistant record read or edit."""
+    if not isinstance(content, list):
+        return []
+    out: list[tuple[str, str]] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            tool = _FILE_TOOLS.get(block.get("name"))  # type: ignore[arg-type]
+            if tool is not None:
+                out.extend(from_args(block.get("input"), (tool[0],), tool[1]))
+    return out
 
 
 def _cleaned(text: str) -> str:

@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Unpack
@@ -98,6 +99,7 @@ from memloom.agents.reading import (
     read_from,
     text_or_none,
 )
+from memloom.agents.touched import joined, patch_files, shell_reads
 
 __all__ = [
     "DROP_REASONS",
@@ -169,6 +171,50 @@ _TOOL_CALLS = frozenset(
 _COMPACTION = frozenset({"compaction", "context_compaction", "compaction_summary"})
 _RECOVER_AT = '{"timestamp"'
 _LEGACY_KINDS = frozenset({"message", "reasoning", "ghost_snapshot"}) | _TOOL_CALLS
+
+
+_SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "local_shell"})
+
+
+def _arguments(p: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments: a ``function_call``'s JSON string, a
+    ``local_shell_call``'s ``action``; {} when they do not decode to an object."""
+    raw = p.get("arguments") if p.get("type") != "local_shell_call" else p.get("action")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw[: 1 << 20])
+        except (ValueError, RecursionError):
+            return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _tool_files(p: dict[str, Any]) -> list[tuple[str, str]]:
+    """The files a tool call reads (a plain ``cat``/``sed -n``/``head``/``nl`` of one
+    file through the shell) or edits (``apply_patch``); see :mod:`memloom.agents.touched`."""
+    name = p.get("name")
+    if p.get("type") == "custom_tool_call":
+        return patch_files(p.get("input")) if name == "apply_patch" else []
+    args = _arguments(p)
+    if name == "apply_patch":
+        return patch_files(args.get("input") or args.get("patch"))
+    if name not in _SHELL_TOOLS and p.get("type") != "local_shell_call":
+        return []
+    command = args.get("command", args.get("cmd"))
+    if isinstance(command, list) and command[:1] == ["apply_patch"] and len(command) == 2:
+        return patch_files(command[1])  # older builds: the patch as the shell's argument
+    if isinstance(command, str) and command.lstrip().startswith("apply_patch"):
+        return patch_files(command)
+    return shell_reads(command)
+
+
+def _workdir(p: dict[str, Any], cwd: str | None) -> str | None:
+    """The folder a tool call ran in: its ``workdir`` (``working_directory``), read from
+    the turn's folder when relative; the turn's folder when it names none."""
+    args = _arguments(p)
+    given = args.get("workdir", args.get("working_directory"))
+    if not isinstance(given, str) or not given:
+        return cwd
+    return posixpath.normpath(posixpath.join(cwd or "", given))
 
 
 def _legacy_item(kind: str) -> bool:
@@ -371,6 +417,8 @@ class _Parser(LineReader):
             self.dropped["reasoning"] += 1
         elif ptype in _TOOL_CALLS:
             self.dropped["tool_call"] += 1
+            found = joined(_workdir(p, self._unit_cwd()), _tool_files(p))
+            self.res.touched.extend((line, path, kind) for path, kind in found)
         elif isinstance(ptype, str) and ptype.endswith("_output"):
             self.dropped["tool_result"] += 1
         elif ptype == "ghost_snapshot":

@@ -14,14 +14,18 @@ Two formats (reference ``agents.md`` §5):
   ``uuid`` is the event ``id`` (else ``messageId``); an id already seen, and a
   ``messageId`` already read in this call, are dropped as duplicates.
   Project: ``session.start`` ``data.context.gitRoot``, else ``.cwd``; else the
-  ``workspace.yaml`` next to the file (``git_root``, else ``cwd``).
+  ``workspace.yaml`` next to the file (``git_root``, else ``cwd``). The file a
+  ``tool.execution_start`` of ``view``/``edit``/``create`` names (``arguments.path``)
+  goes to ``ParseResult.touched``.
 * **legacy one-JSON files** (2025): ``{sessionId, startTime, chatMessages[],
   timeline[]}``, rewritten whole. Kept: ``timeline`` entries of type ``user`` and
   ``copilot`` (their ``text``); dropped: ``tool_call_completed``, ``info`` and any
   other type, and ``chatMessages`` (the model-facing copy of the same talk: system
   prompt, tool results). Each unit spans the lines of its timeline object;
   ``uuid`` is the entry's ``id`` (else a hash of type, timestamp and text), so a
-  rewritten file re-read from the start dedupes in the importer. The file
+  rewritten file re-read from the start dedupes in the importer. A
+  ``tool_call_completed`` of ``str_replace_editor`` (``view``, ``str_replace``,
+  ``create``, ``insert``) reports its ``path`` in ``touched``. The file
   carries no working directory: its project is unknown (None).
 
 JSONL reading follows the Claude Code reader's contract: bytes split on ``\\n``
@@ -53,6 +57,7 @@ from memloom.agents.reading import (
     read_file,
     text_or_none,
 )
+from memloom.agents.touched import EDIT, READ, from_args
 
 __all__ = [
     "DROP_REASONS",
@@ -121,6 +126,21 @@ def _family(kind: str) -> str:
     return "other_event"
 
 
+#: Copilot CLI's file tools (``str_replace_editor``: legacy, by its ``command``).
+_FILE_TOOLS = {"view": READ, "edit": EDIT, "create": EDIT, "str_replace": EDIT}
+_EDITOR_COMMANDS = {"view": READ, "str_replace": EDIT, "create": EDIT, "insert": EDIT}
+
+
+def _tool_files(name: Any, args: Any) -> list[tuple[str, str]]:
+    """The file a ``view``/``edit``/``create`` call (``path``) reads or edits; a
+    folder ``view`` names is no file (the fence anchors regular files only)."""
+    if name == "str_replace_editor" and isinstance(args, dict):
+        kind = _EDITOR_COMMANDS.get(args.get("command"))  # type: ignore[arg-type]
+    else:
+        kind = _FILE_TOOLS.get(name) if isinstance(name, str) else None
+    return [] if kind is None else from_args(args, ("path",), kind)
+
+
 class _Events(LineReader):
     """The events.jsonl record handler."""
 
@@ -147,6 +167,9 @@ class _Events(LineReader):
         elif isinstance(kind, str):
             if kind.startswith("session."):
                 self.session(data)
+            elif kind == "tool.execution_start":
+                found = _tool_files(data.get("toolName"), data.get("arguments"))
+                res.touched.extend((line, p, k) for p, k in found)
             self.dropped[_family(kind)] += 1
         else:
             self.dropped["not_an_event"] += 1
@@ -329,6 +352,9 @@ def parse_legacy_bytes(
             continue
         kind = entry.get("type")
         role = "user" if kind == "user" else "assistant" if kind == "copilot" else None
+        if kind == "tool_call_completed":
+            found = _tool_files(entry.get("name"), entry.get("arguments"))
+            res.touched.extend((start_line, p, k) for p, k in found)
         if role is None:
             res.dropped["timeline_other"] += 1
             continue

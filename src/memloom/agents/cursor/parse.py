@@ -19,6 +19,11 @@ everything else (see ``docs/agents.md``, *Cursor*, for the sources):
   ``[Tool result] Name`` with every line after it up to the next block or marker,
   are left out.
 
+The files Cursor's file tools read or edit (``tool_use`` blocks of ``Read``,
+``Edit``, ``Write``, … with ``path``/``file_path``/``target_file``; in the text form, the
+``path:`` argument under ``[Tool call] Read``) go to ``ParseResult.touched``. The tool
+names are those public readers of these files report: unverified against Cursor.
+
 Records carry no ids: a unit's ``uuid`` is a hash of its line, role and text, so a
 transcript rewritten in place with the same lines is not distilled twice, and a
 changed line is. memloom's own ``<memloom-context>`` block is removed from every
@@ -51,6 +56,7 @@ from memloom.agents.reading import (
     resume,
     stamp,
 )
+from memloom.agents.touched import EDIT, READ, from_args
 
 __all__ = [
     "DROP_REASONS",
@@ -83,7 +89,24 @@ Role = Literal["user", "assistant"]
 _RECORD_STARTS = ('{"role"', '{"type"')
 _USER_QUERY_RE = re.compile(r"<user_query>(.*?)(?:</user_query>|\Z)", re.S)
 _HEADER_RE = re.compile(rb"^(user|assistant):[ \t\r]*$")
-_MARKER_RE = re.compile(r"^\[(Thinking|Tool call|Tool result)\]")
+_MARKER_RE = re.compile(r"^\[(Thinking|Tool call|Tool result)\]\s*(\S*)")
+_ARG_RE = re.compile(r"^\s+(path|file_path|target_file|filePath):\s*(\S.*?)\s*$")
+#: Cursor's file tools as public readers of its transcripts name them (unverified here:
+#: Cursor is closed source, tests/fixtures/agents/cursor/README.md), and the arguments
+#: that may name the file.
+_FILE_TOOLS = {
+    "Read": READ,
+    "read_file": READ,
+    "ReadFile": READ,
+    "Edit": EDIT,
+    "edit_file": EDIT,
+    "MultiEdit": EDIT,
+    "Write": EDIT,
+    "write": EDIT,
+    "StrReplace": EDIT,
+    "search_replace": EDIT,
+}
+_FILE_KEYS = ("path", "file_path", "target_file", "filePath")
 
 
 def user_query(text: str) -> str:
@@ -146,6 +169,17 @@ def _texts(content: Any) -> tuple[list[str], bool]:
     return texts, other
 
 
+def _tool_files(content: Any) -> list[tuple[str, str]]:
+    """The files the ``tool_use`` blocks of a message read or edit."""
+    out: list[tuple[str, str]] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            kind = _FILE_TOOLS.get(block.get("name"))  # type: ignore[arg-type]
+            if kind is not None:
+                out.extend(from_args(block.get("input"), _FILE_KEYS, kind))
+    return out
+
+
 class _Jsonl(LineReader, _Units):
     """The JSON Lines record handler."""
 
@@ -157,6 +191,8 @@ class _Jsonl(LineReader, _Units):
         if role in ("user", "assistant"):
             message = o.get("message")
             content = message.get("content") if isinstance(message, dict) else o.get("content")
+            if role == "assistant":
+                self.res.touched.extend((line, p, k) for p, k in _tool_files(content))
             texts, other = _texts(content)
             if not any(t.strip() for t in texts):
                 self.res.dropped["tool_only" if other else "empty"] += 1
@@ -190,6 +226,7 @@ class _Text(_Units):
         self.end = 0
         self.lines: list[str] = []
         self.skip: str | None = None  # the marker whose section is being left out
+        self.tool: str | None = None  # the file tool whose call is being read
         self.orphans = False
 
     def line(self, raw: bytes, number: int) -> None:
@@ -198,7 +235,7 @@ class _Text(_Units):
             self.flush()
             self.res.records += 1
             self.role, self.start, self.end = header.group(1).decode(), number, number
-            self.lines, self.skip = [], None
+            self.lines, self.skip, self.tool = [], None, None
             return
         if self.role is None:
             self.orphans = self.orphans or bool(raw.strip())
@@ -207,16 +244,24 @@ class _Text(_Units):
         if "\x00" in text:
             text = text.replace("\x00", "")
         self.end = number
-        if self.role == "assistant" and self._skipped(text):
+        if self.role == "assistant" and self._skipped(text, number):
             return
         self.lines.append(text)
 
-    def _skipped(self, text: str) -> bool:
-        """Whether ``text`` is a thinking line or part of a tool call or tool result."""
+    def _skipped(self, text: str, number: int) -> bool:
+        """Whether ``text`` is a thinking line or part of a tool call or tool result
+        (a file tool's ``path:`` argument goes to ``touched``)."""
         marker = _MARKER_RE.match(text)
         if marker:
             self.skip = None if marker.group(1) == "Thinking" else marker.group(1)
+            self.tool = _FILE_TOOLS.get(marker.group(2)) if self.skip == "Tool call" else None
             return True
+        if self.tool is not None:
+            arg = _ARG_RE.match(text)
+            if arg:
+                found = from_args({"p": arg.group(2)}, ("p",), self.tool)
+                self.res.touched.extend((number, p, k) for p, k in found)
+                self.tool = None  # one file a call
         return self.skip is not None
 
     def flush(self) -> None:

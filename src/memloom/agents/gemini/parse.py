@@ -47,7 +47,10 @@ a ``functionResponse``, ``[Function Response: …]`` text, the synthetic
 context blocks and the ``--- Content from referenced files ---`` expansion of
 ``@file``. Assistant text: ``type:"gemini"`` ``content`` text parts (``thought``
 parts are reasoning and dropped); a gemini message with only ``toolCalls`` yields
-no unit. ``info``/``error``/``warning`` and unknown types are dropped and counted.
+no unit. The files its ``toolCalls`` read or edit (``read_file``, ``read_many_files``,
+``write_file``, ``replace``) go to ``ParseResult.touched`` at the line that last
+recorded them (legacy: the message's first line), when that is after ``start_line``.
+``info``/``error``/``warning`` and unknown types are dropped and counted.
 
 ``dropped`` counts final messages by reason, and non-message records by kind
 (``metadata``, ``patch``, ``checkpoint``, ``rewind``; ``reemitted`` for each
@@ -69,6 +72,7 @@ from memloom.agents.base import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, Par
 from memloom.agents.files import open_regular
 from memloom.agents.gemini.markup import HOOK_CONTEXT_OPEN, remove_blocks, without_hook_context
 from memloom.agents.reading import check_watermark, end_within, safe_text, text_or_none
+from memloom.agents.touched import gemini_call
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -255,6 +259,8 @@ class _Msg:
     synthetic: bool = False
     hook_led: bool = False  # a user message whose content starts with <hook_context>
     first_line: int = 0  # the line that first recorded it
+    tools: list[tuple[str, str]] | None = None  # the files its toolCalls touch (last write)
+    tool_line: int = 0  # the line that recorded them
 
     def __post_init__(self) -> None:
         self.first_line = self.first_line or self.last_line
@@ -341,6 +347,9 @@ class _Fold:
         m.hook_led = _hook_led(o)
         if role is not None and not m.text_line:
             m.text_line = line
+        tools = _tool_files(o)
+        if tools:
+            m.tools, m.tool_line = tools, line
 
     def rewind(self, target: str) -> None:
         self.dropped["rewind"] += 1
@@ -404,6 +413,8 @@ class _Fold:
         units = self.res.units
         dropped = self.dropped
         for m in self.msgs.values():
+            if m.tools and not m.synthetic and m.tool_line > start_line:
+                self.res.touched.extend((m.tool_line, p, k) for p, k in m.tools)
             if m.synthetic:
                 dropped["checkpoint_synthetic"] += 1
             elif m.role is None:
@@ -417,8 +428,21 @@ class _Fold:
                     seen.add(m.id)
                 end = max(m.last_line, m.text_line)
                 units.append(Unit(m.role, m.text, m.text_line, end, safe_text(m.id), m.timestamp))  # type: ignore[arg-type]
+        self.res.touched.sort(key=lambda t: t[0])
         self.res.session_id = self.meta.session_id
         return self.res
+
+
+def _tool_files(rec: dict[str, Any]) -> list[tuple[str, str]]:
+    """The files a gemini message's ``toolCalls`` read or edit."""
+    calls = rec.get("toolCalls") if rec.get("type") == "gemini" else None
+    if not isinstance(calls, list):
+        return []
+    out: list[tuple[str, str]] = []
+    for call in calls[:256]:
+        if isinstance(call, dict):
+            out.extend(gemini_call(call.get("name"), call.get("args")))
+    return out
 
 
 def _hook_led(rec: dict[str, Any]) -> bool:
@@ -645,6 +669,8 @@ def _parse_json(
             continue
         role, text, reason = _classify(value)
         mid = text_or_none(value.get("id"))
+        if last > start_line:
+            res.touched.extend((first, p, k) for p, k in _tool_files(value))
         if role is None:
             dropped[reason or "empty"] += 1
         elif last <= start_line:

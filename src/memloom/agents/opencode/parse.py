@@ -6,6 +6,8 @@ reasoning, step, file, patch and other parts were left out when it was rendered 
 are counted here (``dropped["part_<type>"]``), as are synthetic text parts (text
 OpenCode adds itself: ``part_synthetic``) and messages with no text left
 (``no_text``). A unit's ``uuid`` is its message id: what the ledger records as read.
+The files a message's ``read``/``edit``/``write``/``patch`` tools named (the rendering's
+``tools``) go to ``ParseResult.touched`` at the message's line.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from memloom.agents.reading import (
     read_bytes,
     read_from,
 )
+from memloom.agents.touched import EDIT, READ, from_args
 
 __all__ = ["MAX_LINE_BYTES", "parse_bytes", "read_session"]
 
@@ -61,6 +64,10 @@ class _Session(LineReader):
                 self._drop(f"part_{kind}", count)
         role = o.get("role")
         mid = o.get("id") if isinstance(o.get("id"), str) else None
+        for item in o.get("tools") or ():
+            if isinstance(item, list) and len(item) == 2 and item[0] in (READ, EDIT):
+                path = from_args({"p": item[1]}, ("p",), item[0])
+                self.res.touched.extend((line, p, k) for p, k in path)
         if role not in ("user", "assistant"):
             self._drop("other_role")
             return

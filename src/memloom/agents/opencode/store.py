@@ -13,7 +13,11 @@ and its SHA-256 of the bytes read are exact over it (no loss, nothing distilled 
 and each line -- a provenance line number -- is one message. If OpenCode ever changes a
 message already read (a revert, a compaction), the hash differs, the session is read
 again from its start and the message ids already distilled (the units' ``uuid``) are
-left out. docs/agents.md, *OpenCode*, has the design.
+left out. docs/agents.md, *OpenCode*, has the design. A message whose ``read``,
+``edit``, ``write`` or ``patch`` tool parts name a file (``state.input.filePath``) carries
+them as ``tools: [[kind, path], …]`` (only the name and the path of a tool part are read,
+never its output); a rendering made before that changes for those messages, so their
+session is read once more from its start, as above, and nothing is distilled twice.
 
 A session's path is ``<store file>#<session id>`` (:func:`session_path`); a legacy
 session is its own ``storage/session/<project>/<id>.json``.
@@ -235,16 +239,21 @@ def _db_messages(db: Path, sid: str) -> tuple[str, list[Message]]:
             )
         ]
         by_id = {m.id: m for m in msgs}
-        # Only text parts are read whole: a tool part's output can be megabytes.
-        for pid, mid, kind, data in con.execute(
-            "SELECT id, message_id, kind, CASE WHEN kind = 'text' THEN data END FROM"
-            " (SELECT id, message_id, data,"
+        # Only text parts are read whole: a tool part's output can be megabytes (of a
+        # tool part, its tool's name and the file it names).
+        for pid, mid, kind, data, tool, file in con.execute(
+            "SELECT id, message_id, kind, CASE WHEN kind = 'text' THEN data END,"
+            " CASE WHEN kind = 'tool' THEN json_extract(data, '$.tool') END,"
+            " CASE WHEN kind = 'tool' THEN json_extract(data, '$.state.input.filePath') END"
+            " FROM (SELECT id, message_id, data,"
             "  CASE WHEN json_valid(data) THEN json_extract(data, '$.type') END AS kind"
             "  FROM part WHERE session_id = ?) ORDER BY id",
             (sid,),
         ):
             if mid in by_id:
                 part = _json(data) if data is not None else {"type": kind}
+                if kind == "tool":
+                    part = {"type": kind, "tool": tool, "state": {"input": {"filePath": file}}}
                 by_id[mid].parts.append((str(pid), part))
     return str(row[0] or ""), msgs
 
@@ -352,12 +361,32 @@ def _complete(msg: Message, followed: bool, now_ms: float) -> bool:
     return followed or now_ms - msg.created >= USER_SETTLE_MS
 
 
+#: OpenCode's file tools: the ``filePath`` of their input is read or edited.
+_FILE_TOOLS = {"read": "read", "edit": "edit", "write": "edit", "patch": "edit"}
+
+
+def _tool_file(part: dict[str, Any]) -> list[str] | None:
+    """``[kind, path]`` of a ``read``/``edit``/``write`` tool part, or None."""
+    kind = _FILE_TOOLS.get(part.get("tool")) if isinstance(part.get("tool"), str) else None
+    state = part.get("state")
+    given = state.get("input") if isinstance(state, dict) else None
+    path = given.get("filePath") if isinstance(given, dict) else None
+    if kind is None or not isinstance(path, str) or not path or len(path) > 4096:
+        return None
+    return [kind, path]
+
+
 def _line(msg: Message) -> dict[str, Any]:
     texts = []
+    tools = []
     left_out: dict[str, int] = {}
     for pid, part in msg.parts:
         kind = part.get("type")
         text = part.get("text")
+        if kind == "tool":
+            touched = _tool_file(part)
+            if touched is not None:
+                tools.append(touched)
         if (
             kind == "text"
             and isinstance(text, str)
@@ -370,13 +399,16 @@ def _line(msg: Message) -> dict[str, Any]:
             name = "synthetic" if kind == "text" else name
             left_out[name] = left_out.get(name, 0) + 1
     role = msg.data.get("role")
-    return {
+    line = {
         "id": msg.id,
         "role": role,
         "created": msg.created,
         "parts": texts,
         "left_out": left_out,
     }
+    if tools:  # only then: a rendering without file tools is unchanged (its watermark holds)
+        line["tools"] = tools
+    return line
 
 
 def render(

@@ -11,7 +11,9 @@ record whose ``provenance`` is ``real_user`` (or absent, in older files) and who
 ``subtype`` is absent or ``mid_turn_user_message``; an ``assistant`` record
 (``assistant_output``, no subtype) with text parts that are not thoughts. Tool calls,
 tool results (``tool_result``), ``system`` records (telemetry, attribution, compression)
-and any other type are counted in ``dropped``, never read as text.
+and any other type are counted in ``dropped``, never read as text. The files an
+assistant record's ``functionCall`` parts read or edit (Gemini's file tools, Qwen's
+``edit``) go to ``ParseResult.touched``.
 
 memloom's injection is never read back: a UserPromptSubmit hook's context is a
 second part ``<qwen:user-prompt-submit-context>…</qwen:user-prompt-submit-context>``
@@ -43,6 +45,7 @@ from memloom.agents.reading import (
     take_ids,
     text_or_none,
 )
+from memloom.agents.touched import gemini_call
 
 __all__ = [
     "CONTEXT_CLOSE",
@@ -102,6 +105,20 @@ def typed_text(record: dict[str, Any]) -> str:
     return clean_text("\n".join(parts))
 
 
+def _tool_files(message: Any) -> list[tuple[str, str]]:
+    """The files an assistant record's ``functionCall`` parts read or edit
+    (``read_file``, ``read_many_files``, ``write_file``, ``edit``)."""
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(parts, list):
+        return []
+    out: list[tuple[str, str]] = []
+    for part in parts[:256]:
+        call = part.get("functionCall") if isinstance(part, dict) else None
+        if isinstance(call, dict):
+            out.extend(gemini_call(call.get("name"), call.get("args")))
+    return out
+
+
 _resync = resync_at('{"uuid"', MAX_RECOVERIES)
 
 
@@ -130,6 +147,7 @@ class _Records(LineReader):
             if provenance not in (None, "assistant_output") or o.get("subtype") is not None:
                 self.dropped["system"] += 1
                 return
+            self.res.touched.extend((line, p, k) for p, k in _tool_files(o.get("message")))
             text = clean_text("\n".join(_text_parts(o.get("message"))))
             if not text and self._calls_tools(o.get("message")):
                 self.dropped["tool_calls_only"] += 1
