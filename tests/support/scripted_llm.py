@@ -4,7 +4,9 @@ The rules are simple and deterministic so tests can predict every memory:
 
 * ``memloom_distill``: one memory per user line that contains ``REMEMBER:``; the
   text after the marker is the content, ``[line, line]`` its range, and the type
-  is ``preference`` when the content says "prefer", else ``fact``.
+  is ``preference`` when the content says "prefer", else ``fact``. With
+  ``through_reply``, the range runs on to the last line of the replies that follow the
+  line (before the next user line): a memory drawn from a whole turn.
 * ``memloom_classify``: a candidate whose text equals the new text ignoring case
   and punctuation is ``identical``; one sharing at least half its words where
   exactly one of the two is negated is ``contradictory``; else ``complementary``.
@@ -56,6 +58,7 @@ class ScriptedModel:
     fail_on: dict[int, int] = field(default_factory=dict)  # distill call number -> status
     distill_calls: int = 0
     broke_after: int | None = None
+    through_reply: bool = False
     payloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     server: ScriptedOpenAI = field(init=False)
 
@@ -84,7 +87,7 @@ class ScriptedModel:
             status = self.fail_on.get(self.distill_calls)
             if status:
                 return status, {"error": {"message": f"scripted {status}"}}
-            reply = self._distill(payload)
+            reply = self._distill(payload, self.through_reply)
         elif task == "memloom_classify":
             reply = self._classify(payload)
         else:
@@ -102,14 +105,20 @@ class ScriptedModel:
         }
 
     @staticmethod
-    def _distill(payload: dict[str, Any]) -> dict[str, Any]:
+    def _distill(payload: dict[str, Any], through_reply: bool = False) -> dict[str, Any]:
         memories = []
-        for line in payload["lines"]:
+        lines = payload["lines"]
+        for i, line in enumerate(lines):
             if line["role"] != "user" or "REMEMBER:" not in line["text"]:
                 continue
             content = line["text"].split("REMEMBER:", 1)[1].strip()
             kind = "preference" if "prefer" in content.lower() else "fact"
-            memories.append({"type": kind, "content": content, "lines": [line["line"]] * 2})
+            end = line["line"]
+            for later in lines[i + 1 :] if through_reply else ():
+                if later["role"] == "user":
+                    break
+                end = later["line"]
+            memories.append({"type": kind, "content": content, "lines": [line["line"], end]})
         return {"memories": memories}
 
     @staticmethod

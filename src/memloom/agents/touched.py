@@ -18,7 +18,6 @@ Standard library only, like the parsers that import it.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -120,6 +119,8 @@ def patch_files(patch: Any) -> list[tuple[str, str]]:
 
 
 def _words(command: str) -> list[str] | None:
+    import shlex  # only a Codex transcript's shell calls need it (the hooks never do)
+
     try:
         lexer = shlex.shlex(command[:MAX_COMMAND], posix=True, punctuation_chars=";&|<>()")
         lexer.whitespace_split = True
@@ -136,6 +137,8 @@ def _script(command: Any) -> str | None:
     if isinstance(command, list) and all(isinstance(w, str) for w in command):
         if len(command) == 3 and command[0] in _SHELLS and command[1] in ("-c", "-lc"):
             return command[2]
+        import shlex
+
         return shlex.join(command)
     return None
 
