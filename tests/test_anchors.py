@@ -263,3 +263,107 @@ def test_merge_joins_names_per_file():
 def test_anchors_from_outside_are_checked(bad):
     with pytest.raises(ValueError):
         anchors.checked(bad)
+
+
+# ---------------------------------------------------------------- files the tool calls touched
+
+
+def test_tool_touched_files_are_anchored_with_the_names_found_there(repo):
+    head = git(repo, "rev-parse", "HEAD")
+    text = "Retries stop after `MAX_RETRIES`; load_settings() reads the rest"
+    touched = [str(repo / "svc/net/retry.py"), "svc/config.py", "svc/net/retry.py"]
+    got = {a["path"]: a for a in anchors.from_tools(text, str(repo), touched)}
+    assert list(got) == ["svc/net/retry.py", "svc/config.py"]  # each once, in call order
+    assert got["svc/net/retry.py"] == {
+        "path": "svc/net/retry.py",
+        "symbols": ["MAX_RETRIES"],
+        "commit": head,
+        "root": str(repo),
+        "via": "tool",
+    }
+    assert got["svc/config.py"]["symbols"] == ["load_settings"]
+    # Relative to the folder the session ran in (a subfolder), absolute under the root.
+    sub = anchors.from_tools("x", str(repo / "svc"), ["net/retry.py"])
+    assert [a["path"] for a in sub] == ["svc/net/retry.py"]
+
+
+def test_find_merges_tool_files_after_the_text_named_ones(repo):
+    text = "`MAX_RETRIES` is in svc/net/retry.py and DATABASE_URL in the settings"
+    found = anchors.find(text, str(repo), touched=["svc/config.py", str(repo / "svc/net/retry.py")])
+    assert [(a["path"], a["via"]) for a in found.anchors] == [
+        ("svc/net/retry.py", "text"),  # text-named first; also read by a tool: one anchor
+        ("svc/config.py", "tool"),
+    ]
+    assert found.anchors[0]["symbols"] == ["MAX_RETRIES"]
+    assert anchors.checked(found.anchors) == found.anchors  # a backup takes them back
+
+
+def test_tool_anchors_stop_at_the_cap(repo, monkeypatch):
+    monkeypatch.setattr(anchors, "MAX_ANCHORS", 2)
+    many = ["svc/net/retry.py", "svc/config.py", "docs/deploy.md", "justfile"]
+    assert len(anchors.from_tools("x", str(repo), many)) == 2
+    assert len(anchors.find("see justfile", str(repo), touched=many).anchors) == 2
+
+
+def test_a_tool_path_that_is_gone_or_no_file_is_simply_not_anchored(repo):
+    text = "MAX_RETRIES"
+    touched = ["svc/deleted_later.py", "svc", str(repo), "", "docs/logo.bin"]
+    got = anchors.from_tools(text, str(repo), touched)
+    assert [(a["path"], a["symbols"]) for a in got] == [("docs/logo.bin", [])]  # binary: unsearched
+    assert anchors.from_tools(text, None, touched) == []
+    assert anchors.from_tools(text, str(repo), []) == []
+
+
+def test_tool_paths_outside_the_project_are_never_anchored_nor_read(repo, tmp_path, monkeypatch):
+    """A transcript is untrusted: its tool calls may name anything."""
+    secret = tmp_path / "outside.py"
+    secret.write_text("SECRET_NAME = 1\n")
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_rsa").write_text("KEY_MATERIAL\n")
+    (repo / "leak.py").symlink_to(secret)
+    (repo / "linked").symlink_to(tmp_path)
+    os.mkfifo(repo / "queue.fifo")
+    os.symlink("/dev/zero", repo / "zero.dev")
+    (repo / ".git" / "secret.py").write_text("SECRET_NAME = 2\n")
+    opened: list[str] = []
+    real_open = anchors.open_regular
+    monkeypatch.setattr(anchors, "open_regular", lambda p: opened.append(str(p)) or real_open(p))
+    touched = [
+        "/etc/passwd",
+        "../../.ssh/id_rsa",
+        "../outside.py",
+        str(secret),
+        f"{repo}/../outside.py",
+        f"{repo}/svc/../../outside.py",
+        "leak.py",
+        "linked/outside.py",
+        "~/.ssh/id_rsa",
+        "/dev/zero",
+        "queue.fifo",
+        "zero.dev",
+        ".git/secret.py",
+        "svc/\x00.py",
+    ]
+    assert anchors.from_tools("SECRET_NAME and KEY_MATERIAL", str(repo), touched) == []
+    assert anchors.find("SECRET_NAME", str(repo), touched=touched).anchors == []
+    assert opened == []
+
+
+def test_a_huge_touched_file_is_read_up_to_the_bound(repo, monkeypatch):
+    big = repo / "svc" / "huge.py"
+    with big.open("w") as fh:
+        fh.write("EARLY_NAME = 1\n")
+        fh.write("x = 1\n" * 400_000)  # 2.4 MB
+        fh.write("LATE_NAME = 2\n")
+    reads: list[int] = []
+    real_open = anchors.open_regular
+
+    def counting(path):
+        fh = real_open(path)
+        real_read = fh.read
+        fh.read = lambda n=-1: reads.append(n) or real_read(n)  # type: ignore[method-assign]
+        return fh
+
+    monkeypatch.setattr(anchors, "open_regular", counting)
+    (got,) = anchors.from_tools("EARLY_NAME then LATE_NAME", str(repo), ["svc/huge.py"])
+    assert got["symbols"] == ["EARLY_NAME"] and reads == [anchors.MAX_FILE_BYTES]

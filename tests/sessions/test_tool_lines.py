@@ -1,0 +1,43 @@
+"""memloom.sessions.tool_lines: which tool calls a memory citing [start, end] drew on."""
+
+from __future__ import annotations
+
+from memloom.agents.base import Unit
+from memloom.sessions.tool_lines import paths_in_lines
+
+
+def unit(role: str, start: int, end: int | None = None) -> Unit:
+    return Unit(role, "x", start, end or start, None, None)  # type: ignore[arg-type]
+
+
+# 1 user, 2-3 reads, 4 reply (its record runs on to 6, an edit at 5), 7 a read
+# after the reply, 8 user, 9 a read, 10 reply.
+UNITS = [unit("user", 1), unit("assistant", 4, 6), unit("user", 8), unit("assistant", 10)]
+TOUCHED = [
+    (2, "a.py", "read"),
+    (3, "b.py", "read"),
+    (5, "c.py", "edit"),
+    (7, "d.py", "read"),
+    (9, "e.py", "read"),
+    (3, "a.py", "read"),
+]
+
+
+def test_a_turn_takes_the_calls_inside_it():
+    assert paths_in_lines(TOUCHED, UNITS, 1, 4) == ["a.py", "b.py", "c.py"]
+    assert paths_in_lines(TOUCHED, UNITS, 1, 10) == ["a.py", "b.py", "c.py", "d.py", "e.py"]
+
+
+def test_a_reply_takes_the_calls_that_led_to_it():
+    assert paths_in_lines(TOUCHED, UNITS, 4, 4) == ["a.py", "b.py", "c.py"]
+    assert paths_in_lines(TOUCHED, UNITS, 10, 10) == ["e.py"]
+
+
+def test_a_prompt_alone_takes_none_of_the_previous_turns_calls():
+    assert paths_in_lines(TOUCHED, UNITS, 8, 8) == []
+    assert paths_in_lines(TOUCHED, UNITS, 1, 1) == []
+
+
+def test_a_first_reply_takes_the_calls_from_the_start_and_none_is_none():
+    assert paths_in_lines(TOUCHED, [unit("assistant", 4)], 4, 4) == ["a.py", "b.py"]
+    assert paths_in_lines([], UNITS, 1, 10) == []
