@@ -267,7 +267,8 @@ class Anchor(BaseModel):
     """What a memory is about: a file (``path``, relative to the repository's top
     folder ``root``), the identifiers it names that occur there (``symbols``), and the
     commit it was written at (``commit``; None: no git, a bare repository or no
-    commit yet). ``via``: ``text`` (named by the memory), ``given`` (the caller's)."""
+    commit yet). ``via``: ``text`` (named by the memory), ``given`` (the caller's),
+    ``tool`` (read or edited by the agent's tool calls in the lines it was imported from)."""
 
     path: str
     symbols: list[str] = Field(default_factory=list)
