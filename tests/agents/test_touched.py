@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memloom.agents import get_agent
+from memloom.agents.base import DiscoverOptions
 from memloom.agents.opencode.store import render_session, session_path
 from memloom.agents.touched import from_args, gemini_call, joined, patch_files, shell_reads
 
@@ -54,6 +55,8 @@ CURSOR = AGENTS / (
 )
 QWEN = AGENTS / "qwen/e2e-0.24.4/.qwen/projects/-home-e2e-shop/chats"
 OPENCODE = AGENTS / "opencode/e2e-1.18.33/.local/share/opencode/opencode.db"
+READS = AGENTS / "tool-reads"  # real sessions whose agent read a file (README there)
+RETRY = "/home/e2e/shop/svc/retry.py"
 
 
 def read(agent: str, path: Path, **kw):
@@ -242,6 +245,20 @@ def test_cursor_text_form_tool_call_arguments(tmp_path):
     res = read("cursor", path)
     assert res.touched == [(8, "config/staging.toml", "read")]
     assert [u.text for u in res.units] == ["where is the port?", "Port 5433."]
+
+
+def test_recorded_reads_of_qwen_gemini_and_opencode():
+    qwen = read("qwen", next((READS / "qwen-0.24.4").glob("*.jsonl")))
+    assert qwen.touched == [(4, RETRY, "read")]
+    assert [(u.role, u.start_line) for u in qwen.units] == [("user", 1), ("assistant", 8)]
+    gemini = read("gemini", next((READS / "gemini-0.61.0").glob("*.jsonl")))
+    assert gemini.touched == [(7, RETRY, "read")]
+    agent = get_agent("opencode")
+    db = READS / "opencode-1.18.33/opencode.db"
+    (found,) = agent.discover(DiscoverOptions(paths=[db], days=None, quiet_seconds=0)).files
+    opencode = agent.read(found.path, final=True)
+    assert opencode.touched == [(3, RETRY, "read")]
+    assert [u.role for u in opencode.units] == ["user", "assistant"]
 
 
 def test_qwen_function_calls(tmp_path):

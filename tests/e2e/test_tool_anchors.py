@@ -46,6 +46,7 @@ def test_an_imported_memory_is_anchored_to_the_file_the_agent_read(sandbox: Sand
         pytest.skip(f"no {name} driver")
     driver = DRIVERS[name]
     driver.configure(sandbox)
+    driver.seed_user_config(sandbox)  # the user's own settings (offline, the model's URL)
     svc = sandbox.project / "svc"
     svc.mkdir()
     target = svc / "retry.py"
