@@ -332,3 +332,25 @@ def test_opencode_read_edit_write_parts(tmp_path):
     assert "x" * 100 not in "".join(rendered)  # a tool's output is never rendered
     plain = get_agent("opencode").read(session_path(OPENCODE, sid), final=True)
     assert plain.touched == [] and [u.text for u in plain.units] == [u.text for u in res.units]
+
+
+@pytest.mark.parametrize(
+    ("agent", "path"),
+    [
+        ("claude-code", CLAUDE),
+        ("codex", HOPER),
+        ("copilot", COPILOT),
+        ("aider", AIDER_EDITS),
+        ("cursor", CURSOR),
+        ("qwen", next((READS / "qwen-0.24.4").glob("*.jsonl"))),
+    ],
+)
+def test_a_resumed_read_reports_the_calls_of_the_lines_it_read_only(agent, path):
+    whole = read(agent, path)
+    assert whole.touched
+    for cut in sorted({line for line, _, _ in whole.touched}):
+        lines = path.read_bytes().splitlines(keepends=True)
+        offset = sum(len(x) for x in lines[: cut - 1])  # resume at the line of a call
+        part = read(agent, path, start_offset=offset, start_line=cut - 1)
+        assert part.touched == [t for t in whole.touched if t[0] >= cut], cut
+        assert part.lines_read == whole.lines_read

@@ -358,6 +358,8 @@ class _Parser(LineReader):
         self.session_cwd: str | None = None
         self.turn_cwd: str | None = None
         self.first_cwd: str | None = None
+        #: a resumed read: the session's first folder (tool paths only, never a unit's)
+        self.started_in: str | None = None
 
     def _cwd(self, value: Any) -> None:
         cwd = text_or_none(value)
@@ -417,7 +419,7 @@ class _Parser(LineReader):
             self.dropped["reasoning"] += 1
         elif ptype in _TOOL_CALLS:
             self.dropped["tool_call"] += 1
-            found = joined(_workdir(p, self._unit_cwd()), _tool_files(p))
+            found = joined(_workdir(p, self._unit_cwd() or self.started_in), _tool_files(p))
             self.res.touched.extend((line, path, kind) for path, kind in found)
         elif isinstance(ptype, str) and ptype.endswith("_output"):
             self.dropped["tool_result"] += 1
@@ -514,6 +516,20 @@ class _Parser(LineReader):
 # --------------------------------------------------------------------------- driver
 
 
+def _meta_cwd(f: Any, end: int) -> str | None:
+    """The ``cwd`` of the rollout's first line (its ``session_meta``), for a resumed
+    read: where a tool call's relative path was read from when no ``turn_context``
+    after the watermark says."""
+    for seg, _, terminated in line_segments(blocks(f, BLOCK_SIZE, end), MAX_LINE_BYTES):
+        if seg is None or not terminated:
+            return None
+        values, _ = decode_line(seg, _resync, bytes_first=True)
+        o = values[0] if values and isinstance(values[0], dict) else {}
+        meta = o.get("payload") if o.get("type") == "session_meta" else None
+        return text_or_none(meta.get("cwd")) if isinstance(meta, dict) else None
+    return None
+
+
 def _has_items_before(f: Any, end: int) -> bool:
     """Whether the first ``end`` bytes hold a response_item user/assistant message.
 
@@ -554,9 +570,13 @@ def parse_rollout(path: Path, **resume: Unpack[Resume]) -> ParseResult:
     """
     at = Watermark(**resume)
     has_items = False
+    started_in = None
     if at.start_offset > 0:
         with open_session(path) as f:
             has_items = _has_items_before(f, at.start_offset)
+        with open_session(path) as f:
+            started_in = _meta_cwd(f, at.start_offset)
     p = _Parser(at.seen, has_items=has_items)
+    p.started_in = started_in
     with open_session(path) as f:  # a stream: no size to check (sized=False)
         return read_from(p, f, path, at, block_size=BLOCK_SIZE, limit=MAX_LINE_BYTES, sized=False)
