@@ -11,7 +11,7 @@ def unit(role: str, start: int, end: int | None = None) -> Unit:
 
 
 # 1 user, 2-3 reads, 4 reply (its record runs on to 6, an edit at 5), 7 a read
-# after the reply, 8 user, 9 a read, 10 reply.
+# after the reply, 8 user, 9 a read, 10 reply (the last unit read).
 UNITS = [unit("user", 1), unit("assistant", 4, 6), unit("user", 8), unit("assistant", 10)]
 TOUCHED = [
     (2, "a.py", "read"),
@@ -23,21 +23,25 @@ TOUCHED = [
 ]
 
 
-def test_a_turn_takes_the_calls_inside_it():
-    assert paths_in_lines(TOUCHED, UNITS, 1, 4) == ["a.py", "b.py", "c.py"]
+def test_a_turn_takes_the_calls_inside_it_and_after_its_reply():
+    assert paths_in_lines(TOUCHED, UNITS, 1, 4) == ["a.py", "b.py", "c.py", "d.py"]
     assert paths_in_lines(TOUCHED, UNITS, 1, 10) == ["a.py", "b.py", "c.py", "d.py", "e.py"]
 
 
-def test_a_reply_takes_the_calls_that_led_to_it():
-    assert paths_in_lines(TOUCHED, UNITS, 4, 4) == ["a.py", "b.py", "c.py"]
+def test_a_reply_takes_the_calls_that_led_to_it_and_followed_it():
+    assert paths_in_lines(TOUCHED, UNITS, 4, 4) == ["a.py", "b.py", "c.py", "d.py"]
     assert paths_in_lines(TOUCHED, UNITS, 10, 10) == ["e.py"]
+    late = [*TOUCHED, (12, "f.py", "edit")]  # after the last reply read: its edit
+    assert paths_in_lines(late, UNITS, 10, 10) == ["e.py", "f.py"]
 
 
-def test_a_prompt_alone_takes_none_of_the_previous_turns_calls():
+def test_a_prompt_alone_takes_none_of_the_calls_around_it():
     assert paths_in_lines(TOUCHED, UNITS, 8, 8) == []
     assert paths_in_lines(TOUCHED, UNITS, 1, 1) == []
+    assert paths_in_lines(TOUCHED, UNITS, 8, 9) == ["e.py"]  # unless it cites them
 
 
 def test_a_first_reply_takes_the_calls_from_the_start_and_none_is_none():
-    assert paths_in_lines(TOUCHED, [unit("assistant", 4)], 4, 4) == ["a.py", "b.py"]
+    first = [unit("assistant", 4), unit("user", 8)]
+    assert paths_in_lines(TOUCHED, first, 4, 4) == ["a.py", "b.py", "c.py", "d.py"]
     assert paths_in_lines([], UNITS, 1, 10) == []
