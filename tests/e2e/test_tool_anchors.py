@@ -5,7 +5,8 @@ Per agent, one run of the pinned CLI against the scripted model, which makes the
 agent read ``svc/retry.py`` with its own read tool (Codex: a shell ``cat``, it has no
 read tool); then ``memloom import sessions --agent NAME --path SESSION`` with the
 scripted distiller citing the whole turn. The transcript each agent wrote is parsed
-as it is (``ParseResult.touched``), and the memory's anchors are read back.
+as it is (``ParseResult.touched``), and the memory's anchors are read back. Aider,
+which has no tool calls, is given the file on its command line and edits it.
 """
 
 from __future__ import annotations
