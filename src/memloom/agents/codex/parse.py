@@ -178,7 +178,8 @@ _SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "local_shell
 
 def _arguments(p: dict[str, Any]) -> dict[str, Any]:
     """A tool call's arguments: a ``function_call``'s JSON string, a
-    ``local_shell_call``'s ``action``; {} when they do not decode to an object."""
+    ``local_shell_call``'s ``action``; {} when they do not decode to an object (or are
+    a ``custom_tool_call``'s raw ``input``)."""
     raw = p.get("arguments") if p.get("type") != "local_shell_call" else p.get("action")
     if isinstance(raw, str):
         try:
@@ -188,13 +189,13 @@ def _arguments(p: dict[str, Any]) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def _tool_files(p: dict[str, Any]) -> list[tuple[str, str]]:
-    """The files a tool call reads (a plain ``cat``/``sed -n``/``head``/``nl`` of one
-    file through the shell) or edits (``apply_patch``); see :mod:`memloom.agents.touched`."""
+def _tool_files(p: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, str]]:
+    """The files a tool call (its ``args``: :func:`_arguments`) reads (a plain
+    ``cat``/``sed -n``/``head``/``nl`` of one file through the shell) or edits
+    (``apply_patch``); see :mod:`memloom.agents.touched`."""
     name = p.get("name")
     if p.get("type") == "custom_tool_call":
         return patch_files(p.get("input")) if name == "apply_patch" else []
-    args = _arguments(p)
     if name == "apply_patch":
         return patch_files(args.get("input") or args.get("patch"))
     if name not in _SHELL_TOOLS and p.get("type") != "local_shell_call":
@@ -207,10 +208,9 @@ def _tool_files(p: dict[str, Any]) -> list[tuple[str, str]]:
     return shell_reads(command)
 
 
-def _workdir(p: dict[str, Any], cwd: str | None) -> str | None:
+def _workdir(args: dict[str, Any], cwd: str | None) -> str | None:
     """The folder a tool call ran in: its ``workdir`` (``working_directory``), read from
     the turn's folder when relative; the turn's folder when it names none."""
-    args = _arguments(p)
     given = args.get("workdir", args.get("working_directory"))
     if not isinstance(given, str) or not given:
         return cwd
@@ -419,7 +419,10 @@ class _Parser(LineReader):
             self.dropped["reasoning"] += 1
         elif ptype in _TOOL_CALLS:
             self.dropped["tool_call"] += 1
-            found = joined(_workdir(p, self._unit_cwd() or self.started_in), _tool_files(p))
+            args = _arguments(p)
+            found = joined(
+                _workdir(args, self._unit_cwd() or self.started_in), _tool_files(p, args)
+            )
             self.res.touched.extend((line, path, kind) for path, kind in found)
         elif isinstance(ptype, str) and ptype.endswith("_output"):
             self.dropped["tool_result"] += 1
