@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memloom.agents.base import Unit
-from memloom.sessions.tool_lines import paths_in_lines
+from memloom.sessions.tool_lines import ToolLines, paths_in_lines
 
 
 def unit(role: str, start: int, end: int | None = None) -> Unit:
@@ -45,3 +45,17 @@ def test_a_first_reply_takes_the_calls_from_the_start_and_none_is_none():
     first = [unit("assistant", 4), unit("user", 8)]
     assert paths_in_lines(TOUCHED, first, 4, 4) == ["a.py", "b.py", "c.py", "d.py"]
     assert paths_in_lines([], UNITS, 1, 10) == []
+
+
+def test_a_million_calls_cost_each_memory_a_few_searches():
+    """A hostile transcript: one call a line, a unit every other line."""
+    import time
+
+    n = 1_000_000
+    touched = [(line, f"f{line % 97}.py", "read") for line in range(1, n + 1)]
+    units = [unit("user" if i % 4 else "assistant", i) for i in range(2, n, 2)]
+    tools = ToolLines(touched, units)
+    started = time.perf_counter()
+    for start in range(2, 20_002, 20):  # a thousand memories
+        assert tools.paths(start, start + 2)
+    assert time.perf_counter() - started < 1.0

@@ -49,7 +49,7 @@ from memloom.project import project_key
 from memloom.sessions import ledger as ledger_mod
 from memloom.sessions.chunk import Chunk, chunk_units
 from memloom.sessions.native import NativeReport
-from memloom.sessions.tool_lines import paths_in_lines
+from memloom.sessions.tool_lines import ToolLines
 from memloom.store.base import LedgerRow, ProvenanceRow, SearchFilter
 
 if TYPE_CHECKING:
@@ -351,7 +351,7 @@ class Importer:
         self._progress: _Progress | None = None
         self._named = named_roots(options.paths) if options.named and options.paths else []
         self._repos: dict[str, anchors.Repo] = {}  # a session folder -> its repository
-        self._tools: tuple[list[tuple[int, str, str]], list[Unit]] = ([], [])
+        self._tools = ToolLines([], [])
 
     # ------------------------------------------------------------ run
 
@@ -461,7 +461,7 @@ class Importer:
         units = list(parsed.units)
         # The tool calls of the lines read (and of the context re-read before them), and
         # every unit read: which calls a memory drew on (:mod:`.tool_lines`).
-        self._tools = ([*ctx_touched, *parsed.touched], [*context, *units])
+        self._tools = ToolLines([*ctx_touched, *parsed.touched], [*context, *units])
         uuids = [u.uuid for u in units if u.uuid]
         if uuids:
             # A file its agent rewrites whole (Gemini's legacy .json), read again from
@@ -750,7 +750,7 @@ class Importer:
                 asserted_at=max(stamps) if stamps else None,
                 excerpt=excerpt,
                 metadata={"session_id": session_id, "lines": [start, end]},
-                anchors=self._anchors(texts[i], where, paths_in_lines(*self._tools, start, end)),
+                anchors=self._anchors(texts[i], where, self._tools.paths(start, end)),
             )
             origin = ProvenanceRow(
                 memory_id="",

@@ -8,35 +8,59 @@ messages: before it, the reads an agent makes before it answers (Claude Code wri
 prompt and the reply); after it, the edits it announced (Aider writes ``> Applied
 edit to F`` after the reply that made it). A call before a cited *prompt* belongs to
 the previous turn and is not taken.
+
+:class:`ToolLines` sorts a session's calls and units once; each memory's question is
+then a few binary searches, so a hostile transcript of a million calls costs no more
+per memory than a small one.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from memloom.agents.base import Unit
 
-__all__ = ["paths_in_lines"]
+__all__ = ["ToolLines", "paths_in_lines"]
+
+
+class ToolLines:
+    """A session's tool calls (``touched``: line, path, kind) and its units, for
+    :meth:`paths` questions."""
+
+    def __init__(self, touched: Sequence[tuple[int, str, str]], units: Sequence[Unit]) -> None:
+        calls = sorted(touched, key=lambda t: t[0])
+        self._lines = [line for line, _, _ in calls]
+        self._paths = [path for _, path, _ in calls]
+        self._units = sorted(units, key=lambda u: (u.start_line, u.end_line))
+        self._starts = [u.start_line for u in self._units]
+
+    def paths(self, start: int, end: int) -> list[str]:
+        """The paths a memory citing ``[start, end]`` draws on, in line order, each once."""
+        if not self._lines:
+            return []
+        units = self._units
+        # The units it overlaps: from the last one starting at or before ``start``
+        # (it may run on into the span) to the last one starting at or before ``end``.
+        first_i = max(bisect_right(self._starts, start) - 1, 0)
+        last_i = bisect_right(self._starts, end)
+        near = [i for i in range(first_i, last_i) if units[i].end_line >= start]
+        low, high = start, end
+        if near:
+            first, last = units[near[0]], units[near[-1]]
+            low = min(start, first.start_line)
+            high = max(end, max(units[i].end_line for i in near))
+            if first.role == "assistant":  # from just after the message before it
+                low = units[near[0] - 1].end_line + 1 if near[0] > 0 else 1
+            if last.role == "assistant":  # to just before the message after it
+                after = bisect_right(self._starts, last.end_line)
+                high = self._starts[after] - 1 if after < len(units) else self._lines[-1]
+        lo, hi = bisect_left(self._lines, low), bisect_right(self._lines, high)
+        return list(dict.fromkeys(self._paths[lo:hi]))
 
 
 def paths_in_lines(
     touched: Sequence[tuple[int, str, str]], units: Sequence[Unit], start: int, end: int
 ) -> list[str]:
-    """The paths of ``touched`` (line, path, kind) a memory citing ``[start, end]``
-    draws on, in line order, each once; ``units`` are the session's units read."""
-    if not touched:
-        return []
-    near = [u for u in units if u.end_line >= start and u.start_line <= end]
-    low, high = start, max([end, *(u.end_line for u in near)])
-    if near:
-        first = min(near, key=lambda u: u.start_line)
-        last = max(near, key=lambda u: u.end_line)
-        low = min(low, first.start_line)
-        if first.role == "assistant":
-            before = [u.end_line for u in units if u.end_line < first.start_line]
-            low = max(before) + 1 if before else 1
-        if last.role == "assistant":
-            after = [u.start_line for u in units if u.start_line > last.end_line]
-            high = min(after) - 1 if after else max(line for line, _, _ in touched)
-    ordered = sorted(touched, key=lambda t: t[0])
-    return list(dict.fromkeys(path for line, path, _ in ordered if low <= line <= high))
+    """:meth:`ToolLines.paths` for one question (a session's calls and units given)."""
+    return ToolLines(touched, units).paths(start, end)
