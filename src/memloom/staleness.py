@@ -260,6 +260,11 @@ class Tree:
             else:
                 reason = why
             renames: dict[str, str] | str = reason or self._renames(str(commit))
+            if isinstance(renames, dict) and any(
+                renames.get(p) and not os.path.lexists(os.path.join(self.top, renames[p]))
+                for p in paths
+            ):  # the tree changed since git was asked (an index that did not): ask again
+                renames = self._renames(str(commit), fresh=True)
             for path in paths:
                 if isinstance(renames, str):
                     out[(commit, path)] = ("note", renames)
@@ -356,11 +361,11 @@ class Tree:
             parts.append(None)
         return tuple(parts)
 
-    def _cached(self, key: tuple[Any, ...], make: Any) -> Any:
+    def _cached(self, key: tuple[Any, ...], make: Any, *, fresh: bool = False) -> Any:
         now = time.monotonic()
         full = (*key, self._state())
         hit = _git_answers.get(full)
-        if hit is not None and now - hit[0] < CACHE_SECONDS:
+        if hit is not None and now - hit[0] < CACHE_SECONDS and not fresh:
             return hit[1]
         value = make()
         if len(_git_answers) > 256:
@@ -384,7 +389,7 @@ class Tree:
             return f"not checked: file missing, git failed: {first}"
         return done.stdout[:MAX_GIT_BYTES]
 
-    def _renames(self, commit: str) -> dict[str, str] | str:
+    def _renames(self, commit: str, *, fresh: bool = False) -> dict[str, str] | str:
         """The anchor commit's files as the working tree has them: ``{old: new}`` for
         renames, ``{old: ""}`` for deletions (``git diff -M`` against the working
         tree, the index's renames included), or a note."""
@@ -408,7 +413,7 @@ class Tree:
                 i += 2
             return out
 
-        return self._cached(("diff", commit), make)
+        return self._cached(("diff", commit), make, fresh=fresh)
 
     def _untracked(self) -> list[str]:
         """Files git does not track (nor ignore): where an unannounced ``mv`` went."""

@@ -238,6 +238,8 @@ def recall(
                 "project": project_option(project),
                 "types": type_ or [],
                 "max_sensitivity": max_sensitivity,
+                # The code each memory is about is checked in this folder's working tree.
+                "folder": os.getcwd(),
             }
         )
     if json_:
@@ -253,6 +255,8 @@ def recall(
             f"{mem.relevance:.2f}  {mem.id}  {mem.type:<10} {scope}{short(mem.text, 160)}",
             markup=False,
         )
+        if mem.stale:
+            out.print(f"      may be out of date: {mem.stale}", style="yellow", markup=False)
         for p in mem.provenance[:2]:
             out.print(
                 f"      from {Path(p.path or '').name or p.session_id} "

@@ -10,14 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from memloom import ranking
+from memloom import ranking, staleness
 from memloom.core.context import CoreContext
 from memloom.core.documents import as_model, provenance_info, recalled_memory
 from memloom.core.embedding import Embedding, normalize
 from memloom.core.writes import expire_if_due
 from memloom.errors import DimensionError
 from memloom.models import (
+    CheckedAnchor,
     ProvenanceInfo,
+    RecalledMemory,
     RecallRequest,
     RecallResponse,
     RecallStats,
@@ -40,6 +42,21 @@ def recall_filter(req: RecallRequest, now: float) -> SearchFilter:
         max_sensitivity=req.max_sensitivity,
         alive_at=None if req.include_expired else now,
     )
+
+
+def mark_stale(memories: Sequence[RecalledMemory], folder: str) -> None:
+    """Check the memories' anchors in ``folder``'s working tree (:mod:`memloom.staleness`):
+    ``stale`` and the anchors as they are now. A folder that is not usable (relative,
+    missing, not the owner's, a system folder) checks nothing."""
+    real = staleness.usable_folder(folder)
+    todo = [m for m in memories if m.anchors]
+    if real is None or not todo:
+        return
+    tree = staleness.Tree(real)
+    checks = tree.check_many([([a.model_dump() for a in m.anchors], m.project) for m in todo])
+    for mem, check in zip(todo, checks, strict=True):
+        mem.stale = check.stale
+        mem.anchors = [CheckedAnchor.model_validate(a) for a in check.anchors]
 
 
 class Recall:
@@ -144,6 +161,8 @@ class Recall:
             recalled_memory(row, rel, sim, now, provenance.get(row.id, []))
             for rel, sim, row in chosen
         ]
+        if req.folder is not None:
+            mark_stale(memories, req.folder)
         sensitive = [
             SensitiveChunk(chunk_id=m.id, sensitivity=m.sensitivity)
             for m in memories
