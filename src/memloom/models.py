@@ -475,6 +475,29 @@ class RecallResponse(BaseModel):
     sensitive_chunks: list[SensitiveChunk] = Field(default_factory=list)
 
 
+class StaleMemory(BaseModel):
+    """A memory whose code changed (``memloom stale``): why, and its anchors as now."""
+
+    id: str
+    text: str
+    type: MemoryType
+    project: str | None
+    stale: str
+    anchors: list[CheckedAnchor] = Field(default_factory=list)
+
+
+class StaleResponse(BaseModel):
+    """The stale memories of a project, checked in ``folder``'s working tree; nothing is
+    expired or deleted. ``checked``: the active memories with anchors that were looked
+    at; ``note``: why nothing was checked (an unusable folder)."""
+
+    folder: str | None
+    project: str | None
+    checked: int = 0
+    memories: list[StaleMemory] = Field(default_factory=list)
+    note: str | None = None
+
+
 # ---------------------------------------------------------------- lifecycle
 
 
