@@ -104,6 +104,17 @@ def test_a_plain_mv_not_told_to_git_is_not_called_gone(repo):
     assert "may have moved to svc/retry.py" in result.anchors[0]["note"]
 
 
+def test_a_plain_mv_to_a_new_name_is_found_by_its_content(repo):
+    found = anchored(RETRY, repo)
+    (repo / "svc/net/retry.py").rename(repo / "svc/backoff.py")
+    (repo / "svc/unrelated.py").write_text("print('nothing alike')\n")
+    result = check(found, repo)
+    assert result.stale is None
+    assert "may have moved to svc/backoff.py" in result.anchors[0]["note"]
+    (repo / "svc/backoff.py").write_text("print('rewritten entirely')\n")
+    assert check(found, repo).stale == "file gone: svc/net/retry.py"
+
+
 def test_an_edit_that_removes_the_identifier_is_stale(repo):
     found = anchored(RETRY, repo)
     path = repo / "svc/net/retry.py"
@@ -289,7 +300,7 @@ def test_many_memories_ask_git_once_per_commit(repo, monkeypatch):
     tree = staleness.Tree(str(repo))
     results = tree.check_many([(found, None)] * 50)
     assert {r.stale for r in results} == {"file gone: svc/net/retry.py"}
-    assert calls == ["diff", "ls-files", "cat-file"]
+    assert calls == ["diff", "ls-files", "cat-file"]  # no untracked file: no content read
     calls.clear()
     staleness.Tree(str(repo)).check_many([(found, None)] * 50)
     assert calls == []  # cached while HEAD and the index stay as they are

@@ -54,6 +54,8 @@ MAX_CACHED_FILES = 512
 MAX_GIT_BYTES = 16 << 20
 #: Default branches, in the order they are tried.
 DEFAULT_BRANCHES = ("origin/HEAD", "main", "master")
+#: Untracked files compared with a deleted one (a plain ``mv`` git was not told of).
+MAX_CANDIDATES = 200
 #: Reasons joined into one ``stale`` string.
 MAX_REASONS = 3
 
@@ -291,6 +293,11 @@ class Tree:
                 out[key] = ("note", f"not checked: may have moved to {same[0]} (not added to git)")
             else:
                 left.append(key)
+        if left and untracked:
+            similar = self._similar_untracked(left, untracked)
+            for key, where in similar.items():
+                out[key] = ("note", f"not checked: may have moved to {where} (not added to git)")
+            left = [key for key in left if key not in similar]
         if not left:
             return
         branch = self._default_has([p for _, p in left])
@@ -302,6 +309,42 @@ class Tree:
                     "note",
                     f"not on this branch (the default branch {branch[key[1]]} has it)",
                 )
+
+    def _similar_untracked(
+        self, gone: list[tuple[str | None, str]], untracked: list[str]
+    ) -> dict[tuple[str | None, str], str]:
+        """Deleted files whose content an untracked file of the same extension holds at
+        least half of (git's own rename threshold, by lines): moved by a plain ``mv``.
+        One ``git cat-file --batch`` for the old contents; candidates read fenced."""
+        wanted = [k for k in gone if k[0] and "\n" not in k[1]]
+        exts = {os.path.splitext(k[1])[1] for k in wanted}
+        candidates = [p for p in untracked if os.path.splitext(p)[1] in exts][:MAX_CANDIDATES]
+        if not wanted or not candidates:
+            return {}
+        raw = self._run(
+            "cat-file", "--batch", stdin="".join(f"{c}:{p}\n" for c, p in wanted).encode()
+        )
+        if isinstance(raw, str):
+            return {}
+        olds = _batch_contents(raw, len(wanted))
+        texts: dict[str, frozenset[str]] = {}
+        for rel in candidates:
+            found = self.reader.stat(rel)
+            text = anchors.read_head(os.path.join(self.top, rel)) if found else None
+            if text is not None:
+                texts[rel] = _lines(text)
+        out = {}
+        for key, old in zip(wanted, olds, strict=True):
+            if old is None:
+                continue
+            before = _lines(old)
+            for rel in (
+                r for r in candidates if r in texts and r.endswith(os.path.splitext(key[1])[1])
+            ):
+                if before and len(before & texts[rel]) * 2 >= len(before):
+                    out[key] = rel
+                    break
+        return out
 
     # ------------------------------------------------------------ git
 
@@ -450,6 +493,35 @@ class Tree:
         if branch is None or ids[branch] == ids["HEAD"]:
             return {}
         return {p: branch for p in usable if have[f"{branch}:{p}"]}
+
+
+def _lines(text: str) -> frozenset[str]:
+    """A file's distinct non-blank lines, stripped: what a similarity is counted on."""
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _batch_contents(raw: bytes, count: int) -> list[str | None]:
+    """``git cat-file --batch``'s answers in order: each object's text (None: missing,
+    binary, or bigger than :data:`anchors.MAX_FILE_BYTES`)."""
+    out: list[str | None] = []
+    at = 0
+    while len(out) < count and at < len(raw):
+        end = raw.find(b"\n", at)
+        if end < 0:
+            break
+        header = raw[at:end].split()
+        at = end + 1
+        if len(header) != 3 or not header[2].isdigit():
+            out.append(None)
+            continue
+        size = int(header[2])
+        body = raw[at : at + size]
+        at += size + 1
+        if size > anchors.MAX_FILE_BYTES or b"\0" in body[: anchors.BINARY_PROBE]:
+            out.append(None)
+        else:
+            out.append(body.decode("utf-8", "replace"))
+    return out + [None] * (count - len(out))
 
 
 def _git(folder: str, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
