@@ -70,6 +70,7 @@ def git(folder: Path, *args: str) -> str:
 def clear_caches() -> None:
     """What a fresh hook process starts with."""
     staleness._texts.clear()
+    staleness._answers.clear()
     staleness._git_answers.clear()
     project_mod._cache.clear()
 
@@ -203,6 +204,12 @@ def scenario(work: Path, seed: int) -> dict[str, Any]:
 WORDS = ["cache", "retry", "queue", "parser", "token", "budget", "socket", "schema", "index"]
 
 
+def codename(i: int) -> str:
+    """A made-up word a few memories share (every 2,000th): what a prompt names."""
+    i %= 2000
+    return "".join(chr(97 + (i // 26**k) % 26) for k in range(3)) + "ex"
+
+
 def make_store(work: Path, rng: random.Random, n_files: int, n_memories: int) -> dict[str, Any]:
     repo = work / "big"
     names: dict[str, list[str]] = {}
@@ -246,7 +253,7 @@ def make_store(work: Path, rng: random.Random, n_files: int, n_memories: int) ->
             rel = files[i % n_files]
             sym = names[rel][i % 5]
             topic = f"{WORDS[i % len(WORDS)]} {WORDS[(i // 7) % len(WORDS)]}"
-            text = f"The {topic} rule: `{sym}` in {rel} (note {i})"
+            text = f"The {topic} rule of the {codename(i)} service: `{sym}` in {rel}"
             mid = new_id()
             m.backend.insert(
                 MemoryRow(
@@ -288,8 +295,9 @@ def latency(work: Path, runs: int, seed: int, n_files: int, n_memories: int) -> 
             if checked:
                 stale_hits += sum(1 for x in res.memories if x.stale)
     location = locate(built["home"])
+    # A codename is shared by a handful of memories: each prompt finds a few (top 5).
     prompts = [
-        f"how does the {rng.choice(WORDS)} {rng.choice(WORDS)} rule work" for _ in range(runs)
+        f"what is the {codename(rng.randrange(n_memories))} service's rule" for _ in range(runs)
     ]
     h_off: list[float] = []
     h_on: list[float] = []

@@ -32,6 +32,7 @@ def git(folder: Path, *args: str) -> str:
 @pytest.fixture(autouse=True)
 def _fresh_caches():
     staleness._texts.clear()
+    staleness._answers.clear()
     staleness._git_answers.clear()
 
 

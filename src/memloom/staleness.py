@@ -75,6 +75,10 @@ SYSTEM_FOLDERS = (
     "/run",
 )
 
+#: Answers of :func:`_has` kept between recalls.
+MAX_CACHED_ANSWERS = 20_000
+_MISS = object()
+_answers: dict[tuple[Any, str], bool | None] = {}
 _texts: dict[tuple[str, int, int, int], str | None] = {}
 _git_answers: dict[tuple[Any, ...], tuple[float, Any]] = {}
 
@@ -217,16 +221,12 @@ class Tree:
             return True
         full = os.path.join(self.top, rel)
         key = (full, st.st_mtime_ns, st.st_size, st.st_ino)
-        if key not in _texts:
-            if len(_texts) >= MAX_CACHED_FILES:
-                _texts.clear()
-            _texts[key] = anchors.read_head(full)
-        text = _texts[key]
-        if text is None:
-            out["note"] = "not checked: binary or unreadable"
-            return True
         for name in names:
-            if not anchors.contains(text, name):
+            found = _has(key, name)
+            if found is None:
+                out["note"] = "not checked: binary or unreadable"
+                return True
+            if not found:
                 return f"{name} no longer in {rel}"
         return True
 
@@ -493,6 +493,25 @@ class Tree:
         if branch is None or ids[branch] == ids["HEAD"]:
             return {}
         return {p: branch for p in usable if have[f"{branch}:{p}"]}
+
+
+def _has(key: tuple[str, int, int, int], name: str) -> bool | None:
+    """Whether the file ``key`` names (path, mtime, size, inode: a changed file is
+    another key) holds ``name``; None when it is binary or unreadable. Heads and
+    answers are cached (the daemon asks about the same files again and again)."""
+    hit = _answers.get((key, name), _MISS)
+    if hit is not _MISS:
+        return hit  # type: ignore[return-value]
+    if key not in _texts:
+        if len(_texts) >= MAX_CACHED_FILES:
+            _texts.clear()
+        _texts[key] = anchors.read_head(key[0])
+    text = _texts[key]
+    found = None if text is None else anchors.contains(text, name)
+    if len(_answers) >= MAX_CACHED_ANSWERS:
+        _answers.clear()
+    _answers[(key, name)] = found
+    return found
 
 
 def _lines(text: str) -> frozenset[str]:

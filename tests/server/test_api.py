@@ -775,3 +775,10 @@ def test_recall_checks_anchors_only_in_a_folder_of_the_owner(api, tmp_path):
         got = stale_of(folder)
         assert got[text + " etc"] is None and got[text] is None, folder
     assert api.post("/v1/memory/recall", json={"query": "x", "folder": 5}).status_code == 422
+    listed = api.get("/v1/stale", params={"folder": str(repo), "project": str(repo)}).json()
+    assert [m["stale"] for m in listed["memories"] if m["text"] == text] == [
+        "GONE_NAME_XYZ no longer in svc/net/retry.py"
+    ]
+    for folder in ("/etc", str(link), "etc", str(others)):
+        listed = api.get("/v1/stale", params={"folder": folder, "project": "/etc"}).json()
+        assert listed["memories"] == [] and listed["checked"] == 0 and listed["note"], folder
