@@ -71,6 +71,7 @@ def clear_caches() -> None:
     """What a fresh hook process starts with."""
     staleness._texts.clear()
     staleness._answers.clear()
+    staleness._trees.clear()
     staleness._git_answers.clear()
     project_mod._cache.clear()
 

@@ -79,6 +79,7 @@ SYSTEM_FOLDERS = (
 MAX_CACHED_ANSWERS = 20_000
 _MISS = object()
 _answers: dict[tuple[Any, str], bool | None] = {}
+_trees: dict[tuple[str, str], frozenset[str]] = {}
 _texts: dict[tuple[str, int, int, int], str | None] = {}
 _git_answers: dict[tuple[Any, ...], tuple[float, Any]] = {}
 
@@ -471,18 +472,18 @@ class Tree:
 
     def _default_has(self, paths: list[str]) -> dict[str, str] | str:
         """Of ``paths``, those the default branch has (``{path: branch}``), when this
-        checkout is not at that branch's commit; ``{}`` when none or no default branch."""
-        usable = [p for p in paths if "\n" not in p]
+        checkout is not at that branch's commit; ``{}`` when none or no default branch.
+        The refs are asked once per ``HEAD`` and index, the branch's file list once per
+        commit of it (a later missing file costs no git call)."""
         lines = ["HEAD", *DEFAULT_BRANCHES]
-        lines += [f"{b}:{p}" for b in DEFAULT_BRANCHES for p in usable]
 
-        def make() -> list[str] | str:
+        def refs() -> list[str] | str:
             raw = self._run("cat-file", "--batch-check", stdin="\n".join(lines).encode() + b"\n")
             if isinstance(raw, str):
                 return raw
             return raw.decode("utf-8", "replace").splitlines()
 
-        answer = self._cached(("branches", tuple(usable)), make)
+        answer = self._cached(("refs",), refs)
         if isinstance(answer, str):
             return answer
         if len(answer) != len(lines):
@@ -492,7 +493,17 @@ class Tree:
         branch = next((b for b in DEFAULT_BRANCHES if have[b]), None)
         if branch is None or ids[branch] == ids["HEAD"]:
             return {}
-        return {p: branch for p in usable if have[f"{branch}:{p}"]}
+        key = (self.top, ids[branch])
+        if key not in _trees:
+            raw = self._run("ls-tree", "-r", "-z", "--name-only", ids[branch])
+            if isinstance(raw, str):
+                return raw
+            if len(_trees) >= 8:
+                _trees.clear()
+            _trees[key] = frozenset(
+                p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p
+            )
+        return {p: branch for p in paths if p in _trees[key]}
 
 
 def _has(key: tuple[str, int, int, int], name: str) -> bool | None:
