@@ -282,8 +282,11 @@ def latency(work: Path, runs: int, seed: int, n_files: int, n_memories: int) -> 
     qs = np.random.default_rng(seed).standard_normal((runs, 384)).astype(np.float32)
     base = {"max_results": 5, "project": key, "touch": False}
     m.recall({**base, "query_embedding": qs[0].tolist(), "folder": repo})  # graph, warm-up
+    from memloom.core.recall import mark_stale
+
     off: list[float] = []
     on: list[float] = []
+    only: list[float] = []
     stale_hits = 0
     for i in range(runs):
         q = qs[i].tolist()
@@ -295,6 +298,10 @@ def latency(work: Path, runs: int, seed: int, n_files: int, n_memories: int) -> 
             (on if checked else off).append((time.perf_counter() - t) * 1000)
             if checked:
                 stale_hits += sum(1 for x in res.memories if x.stale)
+            else:  # the check alone, on the same answer (what recall adds, paired)
+                t = time.perf_counter()
+                mark_stale(res.memories, repo)
+                only.append((time.perf_counter() - t) * 1000)
     location = locate(built["home"])
     # A codename is shared by a handful of memories: each prompt finds a few (top 5).
     prompts = [
@@ -345,6 +352,7 @@ def latency(work: Path, runs: int, seed: int, n_files: int, n_memories: int) -> 
             "p50": round(statistics.median(on) - statistics.median(off), 2),
             "p95": round(pct(on, 0.95) - pct(off, 0.95), 2),
         },
+        "recall_check_only_ms": summary(only),
         "recall_stale_hits": stale_hits,
         "hook_off_ms": summary(h_off),
         "hook_on_ms": summary(h_on),
