@@ -338,3 +338,11 @@ def test_mark_sets_stale_on_plain_rows(repo):
     untouched = [{"id": "a", "anchors": anchored(CONFIG, repo)}]
     staleness.mark(untouched, "relative")
     assert "stale" not in untouched[0]
+
+
+def test_git_time_is_bounded_per_recall(repo, monkeypatch):
+    found = anchored(RETRY, repo)
+    (repo / "svc/net/retry.py").unlink()
+    monkeypatch.setattr(staleness, "GIT_BUDGET", 0.0)
+    result = check(found, repo)
+    assert result.stale is None and "git took too long" in result.note

@@ -44,6 +44,8 @@ from memloom.project import project_key, repository
 
 __all__ = ["Check", "Tree", "mark", "usable_folder"]
 
+#: Seconds all git calls of one recall may take together (then: unchecked, said so).
+GIT_BUDGET = 1.5
 #: Distinct anchor commits asked of git in one recall (more: those anchors unchecked).
 MAX_COMMITS = 4
 #: How long a rename map, an untracked listing or a branch answer is reused.
@@ -133,6 +135,8 @@ class Tree:
         self.key = project_key(real)
         self.reader = anchors.Reader(self.top)
         self._others: dict[str, bool] = {}
+        #: All git calls of one recall share :data:`GIT_BUDGET` (a hook's time is bounded).
+        self._deadline = time.monotonic() + GIT_BUDGET
         #: A rebase or merge half done: files hold conflict markers, some are missing for
         #: now; nothing is judged (said in each anchor's note).
         self.busy = self._in_progress() if self.git else None
@@ -419,8 +423,11 @@ class Tree:
 
     def _run(self, *args: str, stdin: bytes | None = None) -> bytes | str:
         """git's output, or why not (a note)."""
+        left = self._deadline - time.monotonic()
+        if left <= 0.05:
+            return "not checked: file missing, git took too long in this recall"
         try:
-            done = _git(self.top, *args, stdin=stdin)
+            done = _git(self.top, *args, stdin=stdin, timeout=left)
         except FileNotFoundError:
             return "not checked: file missing, git is not installed"
         except (subprocess.TimeoutExpired, OSError) as exc:
@@ -554,7 +561,9 @@ def _batch_contents(raw: bytes, count: int) -> list[str | None]:
     return out + [None] * (count - len(out))
 
 
-def _git(folder: str, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def _git(
+    folder: str, *args: str, stdin: bytes | None = None, timeout: float = anchors.GIT_TIMEOUT
+) -> subprocess.CompletedProcess[bytes]:
     """``git -C folder ARGS`` as :mod:`memloom.anchors` runs it: the caller's ``GIT_*``
     left out, no optional lock, no prompt, bounded time."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -564,7 +573,7 @@ def _git(folder: str, *args: str, stdin: bytes | None = None) -> subprocess.Comp
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
-        timeout=anchors.GIT_TIMEOUT,
+        timeout=min(timeout, anchors.GIT_TIMEOUT),
         env=env,
         check=False,
     )
