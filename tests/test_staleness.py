@@ -346,3 +346,13 @@ def test_git_time_is_bounded_per_recall(repo, monkeypatch):
     monkeypatch.setattr(staleness, "GIT_BUDGET", 0.0)
     result = check(found, repo)
     assert result.stale is None and "git took too long" in result.note
+
+
+def test_a_stored_commit_is_never_handed_to_git_as_an_option(repo, tmp_path):
+    found = anchored(RETRY, repo)
+    (repo / "svc/net/retry.py").unlink()
+    target = tmp_path / "written-by-git"
+    bad = [{**found[0], "commit": f"--output={target}"}]
+    result = check(bad, repo)
+    assert result.stale is None and "no commit to compare with" in result.note
+    assert not target.exists()

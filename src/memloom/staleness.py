@@ -33,6 +33,7 @@ Standard library only (the hooks import it).
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import time
@@ -81,6 +82,7 @@ SYSTEM_FOLDERS = (
 MAX_CACHED_ANSWERS = 20_000
 _MISS = object()
 _answers: dict[tuple[Any, str], bool | None] = {}
+_COMMIT = re.compile(r"[0-9a-f]{7,64}")
 _trees: dict[tuple[str, str], frozenset[str]] = {}
 _texts: dict[tuple[str, int, int, int], str | None] = {}
 _git_answers: dict[tuple[Any, ...], tuple[float, Any]] = {}
@@ -260,7 +262,9 @@ class Tree:
         why = self._unsure()
         gone: list[tuple[str | None, str]] = []
         for n, (commit, paths) in enumerate(missing.items()):
-            if why is None and commit is None:
+            if why is None and (commit is None or not _COMMIT.fullmatch(str(commit))):
+                # Never handed to git unless it is a commit id: a stored value from a
+                # backup could otherwise be read as an option (``--output=…``).
                 reason = "not checked: file missing, the memory has no commit to compare with"
             elif why is None and n >= MAX_COMMITS:
                 reason = "not checked: too many commits in one recall"
