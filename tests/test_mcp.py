@@ -555,7 +555,19 @@ def test_save_and_update_anchor_files_in_the_stdio_folder_never_out_of_it(tmp_pa
                     )
                 )
                 assert [a.path for a in engine.get(upd["id"]).anchors] == ["svc/config.py"]
+                # The code changed in the stdio folder: recall says so, text and document.
+                (repo / "svc/config.py").unlink()
+                query = {"query": "load_settings() in svc/config.py"}
+                found = structured(await c.call_tool("recall_memory", query))
+                [hit] = [m for m in found["memories"] if m["id"] == upd["id"]]
+                assert hit["stale"] == "file gone: svc/config.py"
+                answer = text(await c.call_tool("recall_memory", query))
+                assert "May be out of date, the code changed: file gone: svc/config.py" in answer
             async with Client(remote) as c:
+                query = {"query": "load_settings() in svc/config.py"}
+                found = structured(await c.call_tool("recall_memory", query))
+                [hit] = [m for m in found["memories"] if m["id"] == upd["id"]]
+                assert hit["stale"] is None  # over HTTP no folder: nothing checked
                 other = structured(
                     await c.call_tool("save_memory", {"text": "svc/net/retry.py caps retries"})
                 )
@@ -564,3 +576,26 @@ def test_save_and_update_anchor_files_in_the_stdio_folder_never_out_of_it(tmp_pa
         go(test)
     finally:
         engine.close()
+
+
+def test_recall_text_says_a_memory_may_be_out_of_date_and_why():
+    from datetime import UTC, datetime
+
+    from memloom import mcp_text
+    from memloom.models import RecalledMemory, RecallResponse
+
+    now = datetime.now(UTC)
+    common = {
+        "type": "fact", "source": None, "tags": [], "relevance": 0.9, "similarity": 0.9,
+        "decay_level": 0, "sensitivity": 0, "last_referenced": now, "created_at": now,
+        "project": None,
+    }  # fmt: skip
+    resp = RecallResponse(
+        memories=[
+            RecalledMemory(id="a", text="retries: MAX_RETRIES", stale="file gone: x.py", **common),
+            RecalledMemory(id="b", text="use pnpm", **common),
+        ]
+    )
+    text = mcp_text.recall_text("retries", resp)
+    assert "May be out of date, the code changed: file gone: x.py" in text
+    assert text.count("May be out of date") == 1

@@ -49,15 +49,19 @@ __all__ = [
     "MAX_NAMES",
     "PRIVATE_FOLDERS",
     "Found",
+    "Reader",
     "Repo",
     "carry",
     "checked",
+    "contains",
+    "escapes",
     "find",
     "for_write",
     "from_tools",
     "merge",
     "names_in",
     "paths_in",
+    "read_head",
     "repo_of",
 ]
 
@@ -255,8 +259,9 @@ def _too_wide(root: str) -> bool:
     return real == os.path.dirname(real) or home == real or home.startswith(real + os.sep)
 
 
-class _Reader:
-    """Files under one root, through the fence, each read once (bounded)."""
+class Reader:
+    """Files under one root, through the fence, each read once (bounded). Staleness
+    checks (:mod:`memloom.staleness`) read through it too."""
 
     def __init__(self, root: str) -> None:
         self.fence = Fence(root, Discovery())
@@ -265,14 +270,20 @@ class _Reader:
 
     def admits(self, rel: str) -> bool:
         """Whether ``rel`` (relative to the root) is a regular file the fence lets us read."""
-        if self.wide or _escapes(rel) or PRIVATE_FOLDERS.intersection(rel.split("/")[:-1]):
+        return isinstance(self.stat(rel), os.stat_result)
+
+    def stat(self, rel: str) -> os.stat_result | bool | None:
+        """``rel``'s stat when it is a regular file the fence lets us read, None when
+        it is missing, False when it is refused (outside, a symlink out, a FIFO, a
+        device, another user's): a caller can tell a gone file from a refused one."""
+        if self.wide or escapes(rel) or PRIVATE_FOLDERS.intersection(rel.split("/")[:-1]):
             log.debug("anchors: %s not anchored (outside a project)", rel)
             return False
         rule, found = self.fence.verdict(os.path.join(self.fence.given, rel))
         if rule is not None:
             log.debug("anchors: %s not anchored (%s)", rel, rule)
             return False
-        return isinstance(found, os.stat_result)
+        return found if isinstance(found, os.stat_result) or found is None else False
 
     def text(self, rel: str) -> str | None:
         """The head of the file as text (None: binary or unreadable)."""
@@ -281,18 +292,24 @@ class _Reader:
         return self._texts[rel]
 
     def _read(self, rel: str) -> str | None:
-        try:
-            with open_regular(os.path.join(self.fence.given, rel)) as fh:
-                data = fh.read(MAX_FILE_BYTES)
-        except OSError as exc:
-            log.debug("anchors: %s not read: %s", rel, exc)
-            return None
-        if b"\0" in data[:BINARY_PROBE]:
-            return None
-        return data.decode("utf-8", "replace")
+        return read_head(os.path.join(self.fence.given, rel))
 
 
-def _escapes(rel: str) -> bool:
+def read_head(path: str) -> str | None:
+    """The first :data:`MAX_FILE_BYTES` of a regular file as text; None when it is
+    binary (a NUL byte in its head) or cannot be opened as a regular file."""
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(MAX_FILE_BYTES)
+    except OSError as exc:
+        log.debug("anchors: %s not read: %s", path, exc)
+        return None
+    if b"\0" in data[:BINARY_PROBE]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def escapes(rel: str) -> bool:
     """Whether a relative path could leave its root: absolute, ``..``, empty, NUL."""
     return (
         not rel
@@ -314,7 +331,7 @@ def _relative(token: str, base: str, top: str) -> str | None:
             return None  # never climbed: ``../../.ssh/id_rsa``
         full = os.path.normpath(os.path.join(base, token))
     rel = os.path.relpath(full, top)
-    if rel == "." or _escapes(rel):
+    if rel == "." or escapes(rel):
         return None
     return rel.replace(os.sep, "/")
 
@@ -353,7 +370,7 @@ def find(
 
 def _find(text: str, folder: str, given: Sequence[Mapping[str, Any]], repo: Repo) -> Found:
     """:func:`find` of the text and the given anchors."""
-    reader = _Reader(repo.top)
+    reader = Reader(repo.top)
     base = os.path.abspath(folder)
     files: dict[str, tuple[str, list[str]]] = {}  # path -> (via, names given)
     for item in given:
@@ -375,7 +392,7 @@ def _find(text: str, folder: str, given: Sequence[Mapping[str, Any]], repo: Repo
             [_relative(token, base, repo.top), _relative(token, repo.top, repo.top)]
         )
         rel = next((r for r in tries if r is not None and reader.admits(r)), None)
-        if rel is None and not os.path.isabs(token) and not _escapes(token):
+        if rel is None and not os.path.isabs(token) and not escapes(token):
             if tracked is None:
                 tracked = _tracked(repo)
             rel = _unique_suffix(posixpath.normpath(token), tracked)
@@ -390,7 +407,7 @@ def _find(text: str, folder: str, given: Sequence[Mapping[str, Any]], repo: Repo
 
 
 def _anchored(
-    files: Mapping[str, tuple[str, list[str]]], names: Sequence[str], reader: _Reader, repo: Repo
+    files: Mapping[str, tuple[str, list[str]]], names: Sequence[str], reader: Reader, repo: Repo
 ) -> list[dict[str, Any]]:
     """One anchor per file, with the names (its own, then the text's) found in it."""
     anchors = []
@@ -425,7 +442,7 @@ def from_tools(
     if folder is None or not touched:
         return []
     repo = repo or repo_of(folder)
-    reader = _Reader(repo.top)
+    reader = Reader(repo.top)
     base = os.path.abspath(folder)
     files: dict[str, tuple[str, list[str]]] = {}
     given: set[str] = set()  # what named a file: its path and file name, never an identifier
@@ -441,11 +458,15 @@ def from_tools(
     return _anchored(files, names, reader, repo)
 
 
-def _in_file(reader: _Reader, rel: str, name: str) -> bool:
+def _in_file(reader: Reader, rel: str, name: str) -> bool:
     """Whether ``name`` (or, for a dotted name, its last part) occurs in the file."""
     content = reader.text(rel)
-    if content is None:
-        return False
+    return content is not None and contains(content, name)
+
+
+def contains(content: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``content`` as a whole word; a dotted name does when
+    its last part (three characters or more) does (``anchors.find`` kept it so)."""
     if _occurs(name, content):
         return True
     last = name.rsplit(".", 1)[-1]
@@ -528,7 +549,7 @@ def checked(value: Any) -> list[dict[str, Any]]:
         raise ValueError(f"anchors must be a list of at most {MAX_ANCHORS} objects")
     out = []
     for a in value:
-        if not isinstance(a, dict) or not isinstance(a.get("path"), str) or _escapes(a["path"]):
+        if not isinstance(a, dict) or not isinstance(a.get("path"), str) or escapes(a["path"]):
             raise ValueError(f"anchor {str(a)[:200]!r} is no path inside a project")
         names = a.get("symbols", [])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

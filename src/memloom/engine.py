@@ -46,6 +46,7 @@ from memloom.models import (
     ResolveRequest,
     SaveRequest,
     SaveResponse,
+    StaleResponse,
     StatsResponse,
     StoreRequest,
     StoreResponse,
@@ -190,6 +191,11 @@ class Memloom:
 
     def expire(self, request: ExpireRequest | Mapping[str, Any]) -> ExpireResponse:
         return self._lifecycle.expire(request)
+
+    def stale(self, folder: str, project: str | None = None) -> StaleResponse:
+        """The memories of ``project`` (default: ``folder``'s) whose code changed in
+        ``folder``'s working tree (:mod:`memloom.staleness`), for review: read only."""
+        return self._recall.stale(folder, project)
 
     def supersede(self, request: SupersedeRequest | Mapping[str, Any]) -> SupersedeResponse:
         """Expire ``old_id`` with a forward pointer to ``new_id`` (404 unknown, 409 expired)."""

@@ -426,6 +426,7 @@ def build_server(
                     "min_relevance": min_relevance,
                     "project": project,
                     "max_sensitivity": max_sensitivity,
+                    "folder": folder,  # stdio: the agent's folder; HTTP: none, unchecked
                 }
             )
         return _result(mcp_text.recall_text(query, resp), resp)

@@ -74,6 +74,8 @@ def recall_text(query: str, resp: RecallResponse) -> str:
         body = m.text.strip().replace("\n", "\n   ")
         about = f" (about {', '.join(a.path for a in m.anchors[:5])})" if m.anchors else ""
         lines.append(f"{i}. [{m.id}] ({m.type.value}, {m.relevance:.2f}) {body}{about}")
+        if m.stale:
+            lines.append(f"   May be out of date, the code changed: {flat(m.stale, 300)}")
     return "\n".join(lines)
 
 

@@ -277,6 +277,15 @@ class Anchor(BaseModel):
     via: Literal["text", "given", "tool"] = "text"
 
 
+class CheckedAnchor(Anchor):
+    """An anchor as a recall checked it in the caller's folder: ``path`` is where the
+    file is now (``moved_from``: where it was, when git saw it renamed); ``note`` says
+    why it was not checked, or that only the default branch has the file."""
+
+    moved_from: str | None = None
+    note: str | None = None
+
+
 Anchors = Annotated[list[AnchorRequest], Field(max_length=MAX_ANCHORS)]
 
 
@@ -403,6 +412,10 @@ class RecallRequest(_Request):
     max_sensitivity: SensitivityLevel | None = None
     #: Count this recall as use (last_referenced, access_count). Browsing tools pass false.
     touch: bool = True
+    #: The folder the caller works in (absolute, an existing directory of the owner):
+    #: each memory's anchors are checked against its working tree (``stale``). None, or
+    #: a folder that is not usable: nothing is checked and ``stale`` is null.
+    folder: str | None = Field(default=None, max_length=4096)
 
     @model_validator(mode="after")
     def _needs_query(self) -> RecallRequest:
@@ -438,8 +451,11 @@ class RecalledMemory(BaseModel):
     project: str | None
     #: Where the memory came from (session file and lines), when it was imported.
     provenance: list[ProvenanceInfo] = Field(default_factory=list)
-    #: The code it is about (files, identifiers, commit).
-    anchors: list[Anchor] = Field(default_factory=list)
+    #: The code it is about (files, identifiers, commit), as checked in ``folder``.
+    anchors: list[CheckedAnchor] = Field(default_factory=list)
+    #: Why the code it is about changed (``file gone: PATH``, ``NAME no longer in
+    #: PATH``); null when it did not, or when nothing was checked.
+    stale: str | None = None
 
 
 class RecallStats(BaseModel):
@@ -458,6 +474,29 @@ class RecallResponse(BaseModel):
     stats: RecallStats = Field(default_factory=RecallStats)
     max_sensitivity: int = 0
     sensitive_chunks: list[SensitiveChunk] = Field(default_factory=list)
+
+
+class StaleMemory(BaseModel):
+    """A memory whose code changed (``memloom stale``): why, and its anchors as now."""
+
+    id: str
+    text: str
+    type: MemoryType
+    project: str | None
+    stale: str
+    anchors: list[CheckedAnchor] = Field(default_factory=list)
+
+
+class StaleResponse(BaseModel):
+    """The stale memories of a project, checked in ``folder``'s working tree; nothing is
+    expired or deleted. ``checked``: the active memories with anchors that were looked
+    at; ``note``: why nothing was checked (an unusable folder)."""
+
+    folder: str | None
+    project: str | None
+    checked: int = 0
+    memories: list[StaleMemory] = Field(default_factory=list)
+    note: str | None = None
 
 
 # ---------------------------------------------------------------- lifecycle

@@ -25,7 +25,10 @@ def test_save_in_a_project_folder_anchors_its_files_and_recall_and_show_carry_th
         ("svc/net/retry.py", ["MAX_RETRIES", "RetryPolicy.backoff_delay"], head, "text")
     ]
     hits = engine.recall({"query": "how many retries", "max_results": 3}).memories
-    assert hits[0].id == saved.id and hits[0].anchors == doc.anchors
+    assert hits[0].id == saved.id and hits[0].stale is None
+    assert [a.model_dump(exclude={"moved_from", "note"}) for a in hits[0].anchors] == [
+        a.model_dump() for a in doc.anchors
+    ]
     assert json.loads(hits[0].model_dump_json())["anchors"][0]["path"] == "svc/net/retry.py"
 
 
@@ -108,3 +111,30 @@ def test_anchors_survive_a_backup_round_trip_and_a_forged_one_is_refused(engine,
             restore(target.backend, bad)
     finally:
         target.close()
+
+
+def test_recall_in_a_folder_checks_the_anchors_there_and_deletes_nothing(engine, tmp_path):
+    repo = make_repo(tmp_path)
+    saved = engine.save({"text": RETRY, "type": "fact"}, folder=str(repo))
+    query = {"query": "how many retries", "max_results": 3, "folder": str(repo)}
+    [hit] = [m for m in engine.recall(query).memories if m.id == saved.id]
+    assert hit.stale is None
+    git(repo, "mv", "svc/net/retry.py", "svc/net/retries.py")
+    [hit] = [m for m in engine.recall(query).memories if m.id == saved.id]
+    assert hit.stale is None
+    assert (hit.anchors[0].path, hit.anchors[0].moved_from) == (
+        "svc/net/retries.py",
+        "svc/net/retry.py",
+    )
+    (repo / "svc/net/retries.py").unlink()
+    [hit] = [m for m in engine.recall(query).memories if m.id == saved.id]
+    assert hit.stale == "file gone: svc/net/retry.py"
+    assert json.loads(hit.model_dump_json())["stale"] == "file gone: svc/net/retry.py"
+    # Never expired nor deleted for it; without a folder nothing is checked.
+    assert engine.get(saved.id).status == "active"
+    [hit] = [m for m in engine.recall({**query, "folder": None}).memories if m.id == saved.id]
+    assert hit.stale is None
+    # A folder that is no usable working tree checks nothing.
+    for bad in ("relative/repo", "/etc", str(tmp_path / "missing")):
+        [hit] = [m for m in engine.recall({**query, "folder": bad}).memories if m.id == saved.id]
+        assert hit.stale is None, bad

@@ -743,3 +743,42 @@ def test_anchors_over_http_are_taken_as_given_and_never_lead_out(api, tmp_path):
         f"/v1/memories/{upd['id']}/update", json={"text": "x", "anchors": [{"path": "/etc"}]}
     )
     assert bad.status_code == 422
+
+
+def test_recall_checks_anchors_only_in_a_folder_of_the_owner(api, tmp_path):
+    """``folder`` on recall: the owner's working tree is checked (``stale``); /etc, a
+    symlink to it, a relative path, a missing folder and another user's folder check
+    nothing (a check there would call this memory stale: its name is in none of them)."""
+    from tests.test_anchors import make_repo
+
+    repo = make_repo(tmp_path)
+    text = unique("the retry limit lives in the networking module")
+    anchor = {"path": "svc/net/retry.py", "symbols": ["GONE_NAME_XYZ"]}
+    api.post("/v1/memories", json={"text": text, "project": str(repo), "anchors": [anchor]})
+    passwd = {"path": "passwd", "symbols": ["GONE_NAME_XYZ"]}
+    api.post("/v1/memories", json={"text": text + " etc", "project": "/etc", "anchors": [passwd]})
+
+    def stale_of(folder: object) -> dict[str, object]:
+        body = {"query": text, "max_results": 10, "folder": folder}
+        res = api.post("/v1/memory/recall", json=body)
+        assert res.status_code == 200, res.text
+        return {m["text"]: m["stale"] for m in res.json()["memories"]}
+
+    assert stale_of(str(repo))[text] == "GONE_NAME_XYZ no longer in svc/net/retry.py"
+    link = tmp_path / "etc-link"
+    link.symlink_to("/etc")
+    others = tmp_path / "others"
+    others.mkdir()
+    if os.geteuid() == 0:
+        os.chown(others, 65534, 65534)
+    for folder in ("/etc", str(link), "etc", str(tmp_path / "missing"), str(others), None):
+        got = stale_of(folder)
+        assert got[text + " etc"] is None and got[text] is None, folder
+    assert api.post("/v1/memory/recall", json={"query": "x", "folder": 5}).status_code == 422
+    listed = api.get("/v1/stale", params={"folder": str(repo), "project": str(repo)}).json()
+    assert [m["stale"] for m in listed["memories"] if m["text"] == text] == [
+        "GONE_NAME_XYZ no longer in svc/net/retry.py"
+    ]
+    for folder in ("/etc", str(link), "etc", str(others)):
+        listed = api.get("/v1/stale", params={"folder": folder, "project": "/etc"}).json()
+        assert listed["memories"] == [] and listed["checked"] == 0 and listed["note"], folder

@@ -159,6 +159,7 @@ def test_a_host_that_is_not_ours_gets_421_on_rest(daemon, host):
     for method, path, body in (
         *ATTACKS,
         ("GET", "/v1/memories/0123456789abcdef/context", b""),
+        ("GET", "/v1/stale?folder=/tmp", b""),
         ("GET", "/", b""),
         ("GET", "/health", b""),
     ):
@@ -230,6 +231,7 @@ def test_another_origin_gets_403_even_with_the_token(daemon, headers, says):
     for method, path, body in (
         *ATTACKS,
         ("GET", "/v1/activity", b""),
+        ("GET", "/v1/stale?folder=/tmp", b""),
         ("POST", "/v1/import/sessions", b"{}"),
         ("POST", "/v1/import/native", b"{}"),
         ("POST", "/v1/conflicts/auto", b"{}"),
@@ -333,7 +335,13 @@ def test_without_the_token_nothing_is_read_or_changed(daemon, mcp_http):
     for token in (None, "wrong", daemon.token[:-1], daemon.token + "x", "x" * 600):
         headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
         with httpx.Client(base_url=daemon.url, headers=headers, timeout=30) as anon:
-            for path in ("/v1/memories", "/v1/status", "/v1/activity", "/v1/memory/stats"):
+            for path in (
+                "/v1/memories",
+                "/v1/status",
+                "/v1/activity",
+                "/v1/memory/stats",
+                "/v1/stale?folder=/tmp",
+            ):
                 assert anon.get(path).status_code == 401, (token, path)
             store = anon.post("/v1/memory/store", json={"entries": [{"text": "pwned"}]})
             assert store.status_code == 401

@@ -575,3 +575,42 @@ def test_an_anchor_named_with_html_renders_as_text(page, api):
     expect(page.locator("#anchors .anchor-path")).to_have_text(path)
     assert page.locator("main img, main script").count() == 0
     assert page.evaluate("window.__pwned") is None
+
+
+def test_code_changed_lists_stale_memories_of_a_folder_as_text(page, api, tmp_path):
+    """#/changed asks GET /v1/stale for a folder: each memory whose code changed there,
+    with why, as text (an identifier shaped like HTML included); a folder that is not
+    the owner's checks nothing and says so."""
+    from tests.test_anchors import git, make_repo
+
+    repo = make_repo(tmp_path)
+    hostile = 'svc/<img src=x onerror="window.__pwned=4">.py'
+    (repo / hostile).write_text("LIMIT = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a file named like HTML")
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "rm", "-q", hostile)
+    git(repo, "commit", "-qm", "gone")
+    stale = data.save(
+        api,
+        "The retry policy reads its limit from the old module",
+        project=str(repo),
+        anchors=[{"path": hostile, "commit": head}],
+    )
+    data.save(
+        api,
+        "Settings come from the config module of the service",
+        project=str(repo),
+        anchors=[{"path": "svc/config.py", "symbols": ["load_settings"]}],
+    )
+    page.goto(f"/#/changed?folder={repo}")
+    items = page.locator(".changed-list li")
+    expect(items).to_have_count(1)
+    expect(items.first.locator(".stale-reason")).to_have_text(
+        f"May be out of date: file gone: {hostile}"
+    )
+    expect(items.first.locator("a")).to_have_attribute("href", f"#/memory/{stale['id']}")
+    assert page.locator("main img, main script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    page.goto("/#/changed?folder=/etc")
+    expect(page.locator("#changed-results")).to_contain_text("Nothing checked")

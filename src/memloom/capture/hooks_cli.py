@@ -100,13 +100,15 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
     if not wants_recall(prompt) or not load_scope(home).recall:
         return adapter.format_context("prompt", lead) if lead else ""
     settings = locate(home)
-    # The agent's folder names its repository's project (worktrees, clones: one).
-    project = project_key(adapter.hook_cwd(payload)) or None
+    # The agent's folder names its repository's project (worktrees, clones: one), and is
+    # the working tree the memories' anchors are checked in.
+    folder = adapter.hook_cwd(payload)
+    project = project_key(folder) or None
 
     def pick(seen: set[str]) -> list[Any]:
         # Ask for as many more as were shown already, so that new ones still fill the slots.
         query = {
-            **hook_query(prompt, project, adapter.name),
+            **hook_query(prompt, project, adapter.name, folder=folder),
             "max_results": PROMPT_MEMORIES + len(seen),
         }
         daemon = read_daemon(home)
@@ -121,13 +123,14 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
             memories = keyword_recall(
                 settings, prompt, project, limit=query["max_results"], agent=adapter.name
             )
+            _mark_stale(home, memories, folder)
         budget = recall_tokens(settings.raw, "prompt_tokens")
         return fresh_within(memories, seen, PROMPT_MEMORIES, budget)
 
     digest: list[Any] = []
 
     def pick_both(seen: set[str]) -> list[Any]:
-        digest[:] = _digest(settings, project, seen, adapter.name)
+        digest[:] = _digest(settings, project, seen, adapter.name, folder)
         return digest + pick(seen | {str(m["id"]) for m in digest})
 
     if adapter.digest_with_prompt:
@@ -246,10 +249,11 @@ def session_start(home: Path, agent: str, note: str = "") -> str:
         return adapter.format_context("session-start", lead) if lead else ""
     settings = locate(home)
     # The agent's folder names its repository's project (worktrees, clones: one).
-    project = project_key(adapter.hook_cwd(payload)) or None
+    folder = adapter.hook_cwd(payload)
+    project = project_key(folder) or None
 
     def pick(seen: set[str]) -> list[Any]:
-        return _digest(settings, project, seen, adapter.name)
+        return _digest(settings, project, seen, adapter.name, folder)
 
     again = adapter.digest_each_start and payload.get("source") not in (None, "startup")
     digest = format_digest(_once_per_session(home, settings, payload, pick, again=again))
@@ -273,13 +277,32 @@ def _claim_note(home: Path, payload: dict[str, Any]) -> bool:
         queue.close()
 
 
-def _digest(settings: Any, project: str | None, seen: set[str], agent: str) -> list[Any]:
+def _digest(
+    settings: Any, project: str | None, seen: set[str], agent: str, folder: str | None = None
+) -> list[Any]:
     """The digest's memories this session was not shown yet, within ``[recall]
-    digest_tokens``; none from ``agent``'s own memory (it shows them itself)."""
+    digest_tokens``; none from ``agent``'s own memory (it shows them itself). Those
+    whose code changed in ``folder``'s working tree say so (:func:`_mark_stale`)."""
     from memloom.capture.prompt import digest_memories, fresh_within, recall_tokens
 
     budget = recall_tokens(settings.raw, "digest_tokens")
-    return fresh_within(digest_memories(settings, project, agent), seen, DIGEST_LIMIT, budget)
+    candidates = digest_memories(settings, project, agent)
+    _mark_stale(settings.home, candidates, folder)
+    return fresh_within(candidates, seen, DIGEST_LIMIT, budget)
+
+
+def _mark_stale(home: Path, memories: list[Any], folder: str | None) -> None:
+    """Memories read here, not by the daemon (the keyword fallback, the digest): their
+    anchors checked in the agent's folder (:func:`memloom.staleness.mark`). A failure
+    is logged, and the hook goes on (it never fails the agent)."""
+    if not folder or not any(m.get("anchors") for m in memories):
+        return
+    try:
+        from memloom.staleness import mark
+
+        mark(memories, folder)
+    except Exception as exc:
+        _log(home, "hook_stale_check_failed", f"{type(exc).__name__}: {exc}")
 
 
 #: The most memories a digest lists (its token budget usually stops it first).

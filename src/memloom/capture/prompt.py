@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 MAX_BLOCK_CHARS = 2000
 _TAG_RE = re.compile(r"</?memloom-context", re.I)
 MAX_MEMORY_CHARS = 400
+#: A stale memory's reason as shown on its line.
+MAX_STALE_CHARS = 160
 #: A project label as shown beside a memory (its last path component).
 MAX_LABEL_CHARS = 60
 #: Characters that are not text: C0/C1 controls, line and paragraph separators, bidi
@@ -62,7 +64,9 @@ def fresh_within(
     return chosen
 
 
-def hook_query(prompt: str, project: str | None, agent: str | None = None) -> dict[str, Any]:
+def hook_query(
+    prompt: str, project: str | None, agent: str | None = None, folder: str | None = None
+) -> dict[str, Any]:
     """The recall request of the prompt-recall hook (the daemon answers it; the
     injection benchmark replays it): the top memories of the project at hand that pass
     the calibrated relevance threshold, never credentials, and never what ``agent``
@@ -76,6 +80,8 @@ def hook_query(prompt: str, project: str | None, agent: str | None = None) -> di
     }
     if agent:
         query["exclude_tags"] = [native_tag(agent)]
+    if isinstance(folder, str) and folder:
+        query["folder"] = folder  # anchors checked in the agent's working tree: ``stale``
     return query
 
 
@@ -99,12 +105,19 @@ def _clip(text: str, limit: int) -> str:
 def memory_line(mem: Mapping[str, Any]) -> str:
     """How a memory is shown to the model: ``- (type) text [project]``, one line. Its
     text and its project label are data anyone with write access chose: both are
-    flattened and clipped, and the whole line is what the token budget counts."""
+    flattened and clipped, and the whole line is what the token budget counts.
+
+    A stale memory (``stale``: why the code it is about changed, :mod:`memloom.staleness`)
+    is never shown as current: its line says it may be out of date and why. Every block
+    (prompt, digest, a file opened) formats through here, so all of them say it."""
     project = str(mem.get("project") or "").rstrip("/").rsplit("/", 1)[-1]
     label = _clip(project, MAX_LABEL_CHARS)
     where = f" [{label}]" if label else ""
     pin = "pinned " if mem.get("pinned") else ""
     kind = _clip(str(mem.get("type") or "fact"), 20)
+    stale = mem.get("stale")
+    if stale:
+        kind += f"; may be out of date, the code changed: {_clip(str(stale), MAX_STALE_CHARS)}"
     return f"- ({pin}{kind}) {_clip(str(mem.get('text', '')), MAX_MEMORY_CHARS)}{where}"
 
 
@@ -175,7 +188,7 @@ def keyword_recall(
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
         conditions, params = where(_prompt_filter(project, agent), SQLITE, "m")
         rows = db.execute(
-            "SELECT m.id, m.text, m.type, m.project, m.sensitivity FROM memories_fts "
+            "SELECT m.id, m.text, m.type, m.project, m.sensitivity, m.anchors FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND {' AND '.join(conditions)} "
             "ORDER BY bm25(memories_fts) LIMIT ?",
@@ -184,9 +197,25 @@ def keyword_recall(
     finally:
         db.close()
     found = [
-        {"id": r[0], "text": r[1], "type": r[2], "project": r[3], "sensitivity": r[4]} for r in rows
+        {
+            "id": r[0],
+            "text": r[1],
+            "type": r[2],
+            "project": r[3],
+            "sensitivity": r[4],
+            "anchors": _anchors(r[5]),
+        }
+        for r in rows
     ]
     return relevant_by_keywords(found, chosen, df, total)
+
+
+def _anchors(raw: Any) -> list[Any]:
+    """A row's anchors column as read by sqlite3 (JSON text), a list either way."""
+    import json
+
+    value = json.loads(raw) if isinstance(raw, (str, bytes)) and raw else raw
+    return value if isinstance(value, list) else []
 
 
 def relevant_by_keywords(
@@ -236,6 +265,7 @@ def _shared_keyword_recall(
             "type": r.type,
             "project": r.project,
             "sensitivity": r.sensitivity,
+            "anchors": r.anchors,
         }
         for r in rows
     ]
@@ -284,14 +314,15 @@ def digest_memories(
         db.row_factory = sqlite3.Row
         rows = db.execute(
             "SELECT m.id, m.text, m.type, m.project, m.sensitivity, m.pinned, m.access_count, "
-            f"m.last_referenced FROM memories m WHERE {' AND '.join(conditions)} "
+            f"m.last_referenced, m.anchors FROM memories m WHERE {' AND '.join(conditions)} "
             "AND (m.pinned = 1 OR m.type IN ('preference', 'procedure')) "
             "ORDER BY m.pinned DESC, m.access_count DESC, m.last_referenced DESC LIMIT ?",
             [*params, DIGEST_CANDIDATES],
         ).fetchall()
     finally:
         db.close()
-    return [dict(r) for r in _digest_order([dict(r) for r in rows], project)]
+    found = [{**dict(r), "anchors": _anchors(r["anchors"])} for r in rows]
+    return [dict(r) for r in _digest_order(found, project)]
 
 
 def _shared_digest(home: Path, project: str | None, agent: str | None) -> list[dict[str, Any]]:
@@ -321,6 +352,7 @@ def _shared_digest(home: Path, project: str | None, agent: str | None) -> list[d
             "pinned": r.pinned,
             "access_count": r.access_count,
             "last_referenced": r.last_referenced,
+            "anchors": r.anchors,
         }
         for r in page.rows
     ]

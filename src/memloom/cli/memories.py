@@ -238,6 +238,8 @@ def recall(
                 "project": project_option(project),
                 "types": type_ or [],
                 "max_sensitivity": max_sensitivity,
+                # The code each memory is about is checked in this folder's working tree.
+                "folder": os.getcwd(),
             }
         )
     if json_:
@@ -253,6 +255,8 @@ def recall(
             f"{mem.relevance:.2f}  {mem.id}  {mem.type:<10} {scope}{short(mem.text, 160)}",
             markup=False,
         )
+        if mem.stale:
+            out.print(f"      may be out of date: {mem.stale}", style="yellow", markup=False)
         for p in mem.provenance[:2]:
             out.print(
                 f"      from {Path(p.path or '').name or p.session_id} "
@@ -260,6 +264,35 @@ def recall(
                 style="dim",
                 markup=False,
             )
+
+
+def stale(
+    ctx: typer.Context,
+    project: Annotated[
+        str | None,
+        typer.Option(help="This project's memories (default: this folder's project)."),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """List the memories whose code changed in this folder's working tree (a file gone,
+    an identifier no longer in its file), with why. For review: nothing is expired or
+    deleted; `memloom expire ID` or `memloom update ID` when one is out of date."""
+    with open_engine(ctx) as m:
+        result = m.stale(os.getcwd(), project_option(project))
+    if json_:
+        emit_json(result)
+        return
+    out = console()
+    if result.note:
+        out.print(result.note, markup=False)
+        return
+    if not result.memories:
+        out.print(f"no stale memories ({result.checked} with anchors checked)")
+        return
+    for mem in result.memories:
+        out.print(f"{mem.id}  {mem.type:<10} {short(mem.text, 160)}", markup=False)
+        out.print(f"      {mem.stale}", style="yellow", markup=False)
+    out.print(f"{len(result.memories)} stale of {result.checked} with anchors", style="dim")
 
 
 def show(
@@ -424,6 +457,7 @@ def register(app: typer.Typer) -> None:
     app.command()(supersede)
     app.command()(forget)
     app.command()(recall)
+    app.command()(stale)
     app.command()(show)
     app.command()(history)
     app.command()(stats)

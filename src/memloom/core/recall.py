@@ -10,19 +10,24 @@ from typing import Any
 
 import numpy as np
 
-from memloom import ranking
+from memloom import ranking, staleness
 from memloom.core.context import CoreContext
 from memloom.core.documents import as_model, provenance_info, recalled_memory
 from memloom.core.embedding import Embedding, normalize
 from memloom.core.writes import expire_if_due
 from memloom.errors import DimensionError
 from memloom.models import (
+    CheckedAnchor,
     ProvenanceInfo,
+    RecalledMemory,
     RecallRequest,
     RecallResponse,
     RecallStats,
     SensitiveChunk,
+    StaleMemory,
+    StaleResponse,
 )
+from memloom.project import project_key
 from memloom.store.base import MemoryRow, SearchFilter
 
 #: similarity_of(memory_id, cosine, stems present) -> fused similarity
@@ -42,10 +47,82 @@ def recall_filter(req: RecallRequest, now: float) -> SearchFilter:
     )
 
 
+def mark_stale(memories: Sequence[RecalledMemory], folder: str) -> None:
+    """Check the memories' anchors in ``folder``'s working tree (:mod:`memloom.staleness`):
+    ``stale`` and the anchors as they are now. A folder that is not usable (relative,
+    missing, not the owner's, a system folder) checks nothing."""
+    real = staleness.usable_folder(folder)
+    todo = [m for m in memories if m.anchors]
+    if real is None or not todo:
+        return
+    tree = staleness.Tree(real)
+    checks = tree.check_many([([a.model_dump() for a in m.anchors], m.project) for m in todo])
+    for mem, check in zip(todo, checks, strict=True):
+        mem.stale = check.stale
+        mem.anchors = [CheckedAnchor.model_validate(a) for a in check.anchors]
+
+
+#: Rows read per page by :meth:`Recall.stale`, and the most it looks at.
+STALE_PAGE = 500
+STALE_MAX_ROWS = 100_000
+
+
 class Recall:
     def __init__(self, ctx: CoreContext, embedding: Embedding) -> None:
         self.ctx = ctx
         self.embedding = embedding
+
+    def stale(self, folder: str, project: str | None = None) -> StaleResponse:
+        """The active memories of ``project`` (default: ``folder``'s) and global ones
+        whose anchors no longer hold in ``folder``'s working tree, for review. Reads
+        only: nothing is expired, deleted or touched."""
+        real = staleness.usable_folder(folder)
+        if real is None:
+            return StaleResponse(
+                folder=None,
+                project=project,
+                note=f"{folder!r} is no folder of yours to check anchors in",
+            )
+        key = project if project is not None else project_key(real)
+        flt = SearchFilter(
+            statuses=frozenset({"active"}),
+            project=key,
+            project_mode="scoped" if key else "any",
+            alive_at=time.time(),
+        )
+        rows: list[MemoryRow] = []
+        cursor: str | None = None
+        seen = 0
+        while seen < STALE_MAX_ROWS:
+            with self.ctx.lock:
+                page = self.ctx.store.list(
+                    flt,
+                    source=None,
+                    min_sensitivity=None,
+                    order="created",
+                    limit=STALE_PAGE,
+                    cursor=cursor,
+                )
+            seen += len(page.rows)
+            rows.extend(r for r in page.rows if r.anchors)
+            cursor = page.next_cursor
+            if not cursor or not page.rows:
+                break
+        tree = staleness.Tree(real)
+        checks = tree.check_many([(r.anchors, r.project) for r in rows])
+        found = [
+            StaleMemory(
+                id=r.id,
+                text=r.text,
+                type=r.type,  # type: ignore[arg-type]
+                project=r.project,
+                stale=c.stale,
+                anchors=[CheckedAnchor.model_validate(a) for a in c.anchors],
+            )
+            for r, c in zip(rows, checks, strict=True)
+            if c.stale
+        ]
+        return StaleResponse(folder=real, project=key, checked=len(rows), memories=found)
 
     def recall(self, request: RecallRequest | Mapping[str, Any]) -> RecallResponse:
         """``POST /v1/memory/recall``: hybrid search, Distill's score, a token budget."""
@@ -144,6 +221,8 @@ class Recall:
             recalled_memory(row, rel, sim, now, provenance.get(row.id, []))
             for rel, sim, row in chosen
         ]
+        if req.folder is not None:
+            mark_stale(memories, req.folder)
         sensitive = [
             SensitiveChunk(chunk_id=m.id, sensitivity=m.sensitivity)
             for m in memories

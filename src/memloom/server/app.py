@@ -48,6 +48,7 @@ from memloom.models import (
     ResolveRequest,
     SaveRequest,
     SaveResponse,
+    StaleResponse,
     StatsResponse,
     Status,
     StoreRequest,
@@ -425,6 +426,18 @@ def create_app(
                 "cursor": cursor,
             }
         )
+
+    @app.get("/v1/stale", tags=["memories"])
+    def stale(
+        m: Current,
+        folder: Annotated[str, Query(max_length=4096)],
+        project: Annotated[str | None, Query(max_length=MAX_NAME_CHARS)] = None,
+    ) -> StaleResponse:
+        """The memories of `project` (default: the folder's) whose code changed in
+        `folder`'s working tree, with why, for review: nothing is expired or deleted.
+        `folder` must be an absolute directory of the owner (not `/`, the home folder
+        or a system folder); any other checks nothing and says so in `note`."""
+        return m.stale(folder, project)
 
     @app.get("/v1/memories/{memory_id}", tags=["memories"])
     def get_memory(m: Current, memory_id: MemoryId) -> MemoryDocument:

@@ -2,6 +2,7 @@
 
 import { api } from "./api.js";
 import { activityPage } from "./activity.js";
+import { changedPage } from "./changed.js";
 import { conflictsPage } from "./conflicts.js";
 import { detailPage } from "./detail.js";
 import { clear, errorBox, h } from "./dom.js";
@@ -12,6 +13,7 @@ const ROUTES = [
   { page: "memories", pattern: /^\/memory\/([A-Za-z0-9_-]{1,64})$/, render: detailPage },
   { page: "conflicts", pattern: /^\/conflicts$/, render: conflictsPage },
   { page: "activity", pattern: /^\/activity$/, render: activityPage },
+  { page: "changed", pattern: /^\/changed$/, render: changedPage },
 ];
 
 export function parseHash() {
