@@ -17,8 +17,9 @@ the rollout (the worker imports it once the session has been quiet).
 (:func:`memloom.agents.codex.payload.context_output`), and so does ``PostToolUse``
 after a shell command (Codex's model reads files with ``cat``/``sed -n``: the
 memories anchored to the file it read, :mod:`memloom.capture.reads`); its group's
-``matcher`` keeps it to shell commands. ``recall=False`` installs ``Stop`` alone. memloom's handlers are recognised by their command
-(:func:`is_memloom_hook`), so removing takes out exactly those.
+``matcher`` keeps it to shell commands. ``recall=False`` installs ``Stop`` alone.
+memloom's handlers are recognised by their command (:func:`is_memloom_hook`), so
+removing takes out exactly those.
 
 **Feature flag.** Codex turns hooks on by default ([features] ``hooks``), and
 0.169.0 prints ``deprecated: [features].codex_hooks is deprecated`` on every run
