@@ -90,6 +90,11 @@ def test_codex_names_its_own_hook_file_and_the_agent():
     assert load(".codex-plugin/plugin.json")["hooks"] == "./hooks/codex.json"
     codex = load("hooks/codex.json")["hooks"]
     assert all(g["hooks"][0]["command"].endswith(" codex") for gs in codex.values() for g in gs)
+    from memloom.agents.codex.hooks import EVENTS, MATCHERS
+
+    assert set(codex) == set(EVENTS)  # what `memloom connect codex` installs
+    for event, groups in codex.items():  # the read hook after a shell command only
+        assert [g.get("matcher") for g in groups] == [MATCHERS.get(event)]
     shared = load("hooks/hooks.json")["hooks"]
     assert set(shared) == {
         "SessionStart",
@@ -174,14 +179,15 @@ def test_the_cursor_hook_file_installs_what_connect_cursor_does():
     then does not also read hooks/hooks.json). Its events are the ones
     ``memloom connect cursor`` installs, each naming the agent for the wrapper, in
     Cursor's ``{"version": 1, "hooks": {event: [{"command"}]}}`` with no timeout."""
-    from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
+    from memloom.agents.cursor.hooks import NOTIFY_EVENTS, READ_EVENT, READ_MATCHER, START_EVENT
 
     assert load(".cursor-plugin/plugin.json")["hooks"] == "./hooks/cursor.json"
     doc = load("hooks/cursor.json")
     assert set(doc) == {"version", "hooks"} and doc["version"] == 1
-    assert set(doc["hooks"]) == {START_EVENT, *NOTIFY_EVENTS}
+    assert set(doc["hooks"]) == {START_EVENT, READ_EVENT, *NOTIFY_EVENTS}
+    assert doc["hooks"][READ_EVENT][0]["matcher"] == READ_MATCHER  # after a Read only
     for event, entries in doc["hooks"].items():
-        assert len(entries) == 1 and set(entries[0]) == {"command"}
+        assert len(entries) == 1 and set(entries[0]) - {"matcher"} == {"command"}
         assert entries[0]["command"] == (
             f'sh "${{CURSOR_PLUGIN_ROOT}}/hooks/memloom-hook" {event} cursor'
         )
@@ -381,6 +387,7 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({"QWEN_CODE_SESSION_ID": SESSION}, (), "PreCompress", None),
         ({}, ("codex",), "SessionStart", "session-start --agent codex"),
         ({}, ("codex",), "Stop", "notify --agent codex"),
+        ({}, ("codex",), "PostToolUse", "read --agent codex"),
         ({}, (), "BeforeAgent", None),  # Claude Code has no such event: nothing runs
         ({}, (), "Stop", None),  # Claude Code's Stop ends a turn, not the session
         ({"COPILOT_CLI": "1"}, (), "Stop", None),
@@ -401,6 +408,7 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({}, ("cursor",), "sessionStart", "session-start --agent cursor"),
         ({}, ("cursor",), "stop", "notify --agent cursor"),
         ({}, ("cursor",), "sessionEnd", "notify --agent cursor"),
+        ({}, ("cursor",), "postToolUse", "read --agent cursor"),
         ({}, ("cursor",), "beforeSubmitPrompt", None),
     ],
 )
@@ -434,6 +442,7 @@ def events_run(tmp_path: Path, rel: str, extra: tuple[str, ...], env: dict) -> s
     [
         ("qwen", "hooks/hooks.json", (), {"QWEN_CODE_SESSION_ID": SESSION}),
         ("cursor", "hooks/cursor.json", ("cursor",), {}),
+        ("codex", "hooks/codex.json", ("codex",), {}),
         ("claude-code", f"{CLAUDE_PLUGIN}/hooks/hooks.json", (), {}),
     ],
 )
@@ -452,10 +461,15 @@ def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel
             (RECALL_EVENT, "prompt-recall"),
             (START_EVENT, "session-start"),
         }
+    elif agent == "codex":
+        from memloom.agents.codex.hooks import EVENTS
+
+        want = {(event, sub) for event, (sub, _, _) in EVENTS.items()}
     else:
-        from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
+        from memloom.agents.cursor.hooks import NOTIFY_EVENTS, READ_EVENT, START_EVENT
 
         want = {(e, "notify") for e in NOTIFY_EVENTS} | {(START_EVENT, "session-start")}
+        want.add((READ_EVENT, "read"))
     assert events_run(tmp_path, rel, extra, env) == want
 
 
