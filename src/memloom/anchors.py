@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memloom.agents.base import Discovery
-from memloom.agents.discovery import Fence
+from memloom.agents.fence import PRIVATE_FOLDERS, ProjectFence, escapes
 from memloom.agents.files import open_regular
 from memloom.errors import ValidationError
 
@@ -240,36 +240,19 @@ def names_in(text: str) -> list[str]:
 # ---------------------------------------------------------------- files
 
 
-#: Folders whose files are never anchored, wherever the root is: keys and credentials.
-PRIVATE_FOLDERS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".git"})
-
-
-def _too_wide(root: str) -> bool:
-    """A root no project has: ``/``, the home folder, or a folder above it (a session
-    run there must not anchor ``~/.netrc``)."""
-    real = os.path.realpath(root)
-    home = os.path.realpath(os.path.expanduser("~"))
-    return real == os.path.dirname(real) or home == real or home.startswith(real + os.sep)
-
-
 class _Reader:
     """Files under one root, through the fence, each read once (bounded)."""
 
     def __init__(self, root: str) -> None:
-        self.fence = Fence(root, Discovery())
-        self.wide = _too_wide(root)
+        self.fence = ProjectFence(root, Discovery())
         self._texts: dict[str, str | None] = {}
 
     def admits(self, rel: str) -> bool:
         """Whether ``rel`` (relative to the root) is a regular file the fence lets us read."""
-        if self.wide or _escapes(rel) or PRIVATE_FOLDERS.intersection(rel.split("/")[:-1]):
-            log.debug("anchors: %s not anchored (outside a project)", rel)
-            return False
-        rule, found = self.fence.verdict(os.path.join(self.fence.given, rel))
-        if rule is not None:
-            log.debug("anchors: %s not anchored (%s)", rel, rule)
-            return False
-        return isinstance(found, os.stat_result)
+        refused = self.fence.refusal(rel)
+        if refused is not None:
+            log.debug("anchors: %s not anchored (%s)", rel, refused)
+        return refused is None
 
     def text(self, rel: str) -> str | None:
         """The head of the file as text (None: binary or unreadable)."""
@@ -289,16 +272,6 @@ class _Reader:
         return data.decode("utf-8", "replace")
 
 
-def _escapes(rel: str) -> bool:
-    """Whether a relative path could leave its root: absolute, ``..``, empty, NUL."""
-    return (
-        not rel
-        or "\x00" in rel
-        or rel.startswith(("/", "\\", "~"))
-        or ".." in rel.replace("\\", "/").split("/")
-    )
-
-
 def _relative(token: str, base: str, top: str) -> str | None:
     """``token`` as a path relative to ``top``: relative tokens are read from ``base``
     (the folder the memory was written in), absolute ones must lie under ``top``."""
@@ -311,7 +284,7 @@ def _relative(token: str, base: str, top: str) -> str | None:
             return None  # never climbed: ``../../.ssh/id_rsa``
         full = os.path.normpath(os.path.join(base, token))
     rel = os.path.relpath(full, top)
-    if rel == "." or _escapes(rel):
+    if rel == "." or escapes(rel):
         return None
     return rel.replace(os.sep, "/")
 
@@ -361,7 +334,7 @@ def find(
             [_relative(token, base, repo.top), _relative(token, repo.top, repo.top)]
         )
         rel = next((r for r in tries if r is not None and reader.admits(r)), None)
-        if rel is None and not os.path.isabs(token) and not _escapes(token):
+        if rel is None and not os.path.isabs(token) and not escapes(token):
             if tracked is None:
                 tracked = _tracked(repo)
             rel = _unique_suffix(posixpath.normpath(token), tracked)
@@ -474,7 +447,7 @@ def checked(value: Any) -> list[dict[str, Any]]:
         raise ValueError(f"anchors must be a list of at most {MAX_ANCHORS} objects")
     out = []
     for a in value:
-        if not isinstance(a, dict) or not isinstance(a.get("path"), str) or _escapes(a["path"]):
+        if not isinstance(a, dict) or not isinstance(a.get("path"), str) or escapes(a["path"]):
             raise ValueError(f"anchor {str(a)[:200]!r} is no path inside a project")
         names = a.get("symbols", [])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
