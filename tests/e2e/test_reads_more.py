@@ -58,7 +58,8 @@ def git_project(sb: Sandbox) -> None:
 
 def anchored(sb: Sandbox, text: str, rel: str) -> None:
     doc = sb.memloom("save", text, "--project", str(sb.project), "--file", rel, "--json")
-    assert [a["path"] for a in doc["anchors"]] == [rel], doc
+    shown = sb.memloom("show", doc["id"], "--json")
+    assert [a["path"] for a in shown["anchors"]] == [rel], shown
 
 
 def read_in_session(driver: Driver, sb: Sandbox, rel: str, when: str, *, resume: bool) -> Run:
