@@ -104,6 +104,8 @@ def test_codex_names_its_own_hook_file_and_the_agent():
         "BeforeAgent",
         "AfterAgent",
         "PreCompress",
+        "PostToolUse",
+        "AfterTool",
     }
 
 
@@ -121,7 +123,11 @@ def test_claude_code_s_plugin_is_made_from_the_shared_files():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     own = load(f"{CLAUDE_PLUGIN}/hooks/hooks.json")["hooks"]
     shared = load("hooks/hooks.json")["hooks"]
-    assert set(own) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    assert set(own) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PostToolUse"}
+    # Claude Code's read tool is Read; the shared file's PostToolUse matches Qwen's.
+    assert [g["matcher"] for g in own["PostToolUse"]] == ["Read"]
+    assert [g["matcher"] for g in shared["PostToolUse"]] == ["read_file"]
+    assert [g["matcher"] for g in shared["AfterTool"]] == ["read_file"]
     for event, groups in own.items():
         assert [h["command"] for g in groups for h in g["hooks"]] == [
             h["command"].replace("${extensionPath}", "") for g in shared[event] for h in g["hooks"]
@@ -454,12 +460,18 @@ def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel
 
         want = {(h.event, h.sub) for h in HOOKS.hooks}
     elif agent == "claude-code":
-        from memloom.agents.claude_code.hooks import NOTIFY_EVENT, RECALL_EVENT, START_EVENT
+        from memloom.agents.claude_code.hooks import (
+            NOTIFY_EVENT,
+            READ_EVENT,
+            RECALL_EVENT,
+            START_EVENT,
+        )
 
         want = {
             (NOTIFY_EVENT, "notify"),
             (RECALL_EVENT, "prompt-recall"),
             (START_EVENT, "session-start"),
+            (READ_EVENT, "read"),
         }
     elif agent == "codex":
         from memloom.agents.codex.hooks import EVENTS

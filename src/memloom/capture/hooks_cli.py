@@ -404,7 +404,8 @@ def run_hook(
                 adopt_scope(where)
             if older_than(memloom.__version__, plugin):
                 note = upgrade_note(memloom.__version__, plugin)
-            if name not in ("notify", "compacted"):  # compacted prints nothing
+            # compacted prints nothing; a read's context is about the file alone
+            if name not in ("notify", "compacted", "read"):
                 note = "\n".join(part for part in (note, distiller_note(where)) if part)
         if name == "notify":
             notify(where, agent, payload)
