@@ -59,7 +59,9 @@ def hook_file() -> bytes:
                 handler["command"] = handler["command"].replace(
                     SHARED_ROOT, "${CLAUDE_PLUGIN_ROOT}"
                 )
-        hooks[event] = groups
+        # One group per matcher: the shared file's groups for another agent's tool name
+        # (Copilot CLI's Read, Qwen Code's read_file) are one group here.
+        hooks[event] = [g for i, g in enumerate(groups) if g not in groups[:i]]
     doc = {"description": DESCRIPTION, "hooks": hooks}
     return (json.dumps(doc, indent=2) + "\n").encode()
 

@@ -124,14 +124,18 @@ def test_claude_code_s_plugin_is_made_from_the_shared_files():
     own = load(f"{CLAUDE_PLUGIN}/hooks/hooks.json")["hooks"]
     shared = load("hooks/hooks.json")["hooks"]
     assert set(own) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PostToolUse"}
-    # Claude Code's read tool is Read; the shared file's PostToolUse matches Qwen's.
+    # Claude Code's read tool is Read; the shared file's PostToolUse matches Qwen's
+    # read_file, and Copilot CLI's view, which its PascalCase hooks name Read.
     assert [g["matcher"] for g in own["PostToolUse"]] == ["Read"]
-    assert [g["matcher"] for g in shared["PostToolUse"]] == ["read_file"]
+    assert [g["matcher"] for g in shared["PostToolUse"]] == ["read_file", "Read"]
     assert [g["matcher"] for g in shared["AfterTool"]] == ["read_file"]
-    for event, groups in own.items():
-        assert [h["command"] for g in groups for h in g["hooks"]] == [
+    for event, groups in own.items():  # the shared file's handlers, each once
+        shared_commands = [
             h["command"].replace("${extensionPath}", "") for g in shared[event] for h in g["hooks"]
         ]
+        assert [h["command"] for g in groups for h in g["hooks"]] == list(
+            dict.fromkeys(shared_commands)
+        )
 
 
 def claude_binary() -> Path | None:
@@ -384,6 +388,7 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({}, (), "SessionEnd", "notify --agent claude-code"),
         ({"COPILOT_CLI": "1"}, (), "UserPromptSubmit", "prompt-recall --agent copilot"),
         ({"COPILOT_CLI": "1"}, (), "SessionEnd", "notify --agent copilot"),
+        ({"COPILOT_CLI": "1"}, (), "PostToolUse", "read --agent copilot"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "BeforeAgent", "prompt-recall --agent gemini"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "AfterAgent", "notify --agent gemini"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "SessionEnd", "notify --agent gemini"),
