@@ -24,6 +24,8 @@ from tests.e2e.drivers import DRIVERS
 from tests.e2e.harness import Driver, Run, Sandbox
 from tests.e2e.model import ToolCall
 from tests.e2e.test_agents import answered, connected
+from tests.e2e.test_plugins import clone as clone_fixture  # noqa: F401 (the fixture "clone")
+from tests.e2e.test_plugins import install_plugin, prepare
 
 #: Each memory's words, none of them in the files, the prompts or the other memory.
 ABOUT_A = "Payment retries stop after seven attempts, then the order goes to manual review"
@@ -101,3 +103,27 @@ def test_a_read_brings_that_file_s_memories_once(driver: Driver, sandbox: Sandbo
     _, after = after_the_read(other, "zq-open-beta")
     assert after.count(ABOUT_B) == 1, "B's memory did not come with a read of B"
     assert after.count(ABOUT_A) == 1
+
+
+PLUGIN_AGENTS = [DRIVERS[name] for name in ("codex", "copilot") if name in DRIVERS]
+
+
+@pytest.mark.parametrize("driver", PLUGIN_AGENTS, ids=lambda d: d.name)
+def test_the_plugin_s_read_hook_brings_that_file_s_memories(
+    driver: Driver, sandbox: Sandbox, clone
+):
+    """The same through memloom's plugin, installed with the agent's own command
+    (tests/e2e/test_plugins.py), no ``memloom connect``: Codex's hooks/codex.json
+    (``PostToolUse``, ``^Bash$``), Copilot CLI's PascalCase ``PostToolUse`` group of the
+    shared hooks/hooks.json (its ``view`` is ``Read`` there)."""
+    prepare(sandbox, driver)
+    for proc in install_plugin(sandbox, driver, clone):
+        assert proc.returncode == 0, f"{proc.args}: {proc.stdout[-800:]} {proc.stderr[-800:]}"
+    git_project(sandbox)
+    anchored(sandbox, ABOUT_A, FILE_A)
+    anchored(sandbox, ABOUT_B, FILE_B)
+    run = read_in_session(driver, sandbox, FILE_A, "zq-plugin-read", resume=False)
+    before, after = after_the_read(run, "zq-plugin-read")
+    assert all(ABOUT_A not in text for text in before)
+    assert after.count(ABOUT_A) == 1, "the plugin's read hook did not bring A's memory"
+    assert ABOUT_B not in run.sent
