@@ -24,7 +24,7 @@ from tests.e2e.drivers import DRIVERS
 from tests.e2e.harness import Driver, Run, Sandbox
 from tests.e2e.model import ToolCall
 from tests.e2e.test_agents import answered, connected
-from tests.e2e.test_plugins import clone as clone_fixture  # noqa: F401 (the fixture "clone")
+from tests.e2e.test_plugins import clone as clone_fixture  # noqa: F401 (a fixture)
 from tests.e2e.test_plugins import install_plugin, prepare
 
 #: Each memory's words, none of them in the files, the prompts or the other memory.
@@ -110,13 +110,14 @@ PLUGIN_AGENTS = [DRIVERS[name] for name in ("codex", "copilot") if name in DRIVE
 
 @pytest.mark.parametrize("driver", PLUGIN_AGENTS, ids=lambda d: d.name)
 def test_the_plugin_s_read_hook_brings_that_file_s_memories(
-    driver: Driver, sandbox: Sandbox, clone
+    driver: Driver, sandbox: Sandbox, request: pytest.FixtureRequest
 ):
     """The same through memloom's plugin, installed with the agent's own command
     (tests/e2e/test_plugins.py), no ``memloom connect``: Codex's hooks/codex.json
     (``PostToolUse``, ``^Bash$``), Copilot CLI's PascalCase ``PostToolUse`` group of the
     shared hooks/hooks.json (its ``view`` is ``Read`` there)."""
     prepare(sandbox, driver)
+    clone = request.getfixturevalue("clone_fixture")  # the repository as a clone has it
     for proc in install_plugin(sandbox, driver, clone):
         assert proc.returncode == 0, f"{proc.args}: {proc.stdout[-800:]} {proc.stderr[-800:]}"
     git_project(sandbox)
