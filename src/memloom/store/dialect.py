@@ -155,12 +155,10 @@ class SQLiteDialect(Dialect):
         return f"{column} = 0"
 
     def anchored_to(self, alias: str, path: str) -> tuple[str, list[Any]]:
-        # The stored list is json.dumps text: a row that holds the path as a JSON string
-        # anywhere is a candidate (instr, a fast scan), then its anchors are read exactly.
+        # The anchors' paths, kept by triggers (SQLite migration 11), indexed by path.
         return (
-            f"instr({alias}.anchors, ?) > 0 AND EXISTS (SELECT 1 FROM json_each({alias}.anchors)"
-            " a WHERE json_extract(a.value, '$.path') = ?)",
-            [json.dumps(path), path],
+            f"{alias}.rowid IN (SELECT memory_rowid FROM memory_anchor_paths WHERE path = ?)",
+            [path],
         )
 
     def indexed(self, index: str) -> str:
