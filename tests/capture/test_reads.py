@@ -174,9 +174,14 @@ def test_a_failed_gemini_read_is_not_a_read(case, repo):
 
 
 def test_agents_without_a_read_hook_name_no_file(repo):
+    """Claude Code's Read payload names no file for an agent whose read is another tool
+    (Codex: a shell command; Copilot: ``view``'s ``path``; OpenCode: the plugin's
+    ``read``), nor for Aider (no hooks). Cursor's ``Read`` has this very shape (Cursor
+    runs Claude Code's hooks too): it names the file."""
     doc = payload("claude-code", repo)
-    for name in ("codex", "copilot", "opencode", "cursor", "aider"):
+    for name in ("codex", "copilot", "opencode", "aider"):
         assert get_agent(name).read_path(doc) is None, name
+    assert get_agent("cursor").read_path(doc) == doc["tool_input"]["file_path"]
 
 
 # ---------------------------------------------------------------- the fence
