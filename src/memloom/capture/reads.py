@@ -12,10 +12,14 @@ outside the top folder (``/etc/passwd``, ``../../.ssh/id_rsa``), a symlink out o
 a file in a key folder, a FIFO, a device or a folder gives nothing. The file itself is
 never opened: it is only stat'ed, its folders checked.
 
-Read-only and without a model: SQLite is read directly (like the prompt hook's
-fallback, :func:`memloom.capture.prompt.keyword_recall`), PostgreSQL through the
-store; the lookup is the store's :meth:`~memloom.store.sql.SQLStore.anchored_to` SQL
-(indexed on PostgreSQL). Standard library only on the SQLite path: no pydantic.
+Read-only and without a model, so the daemon is never asked: SQLite is read directly
+(like the prompt hook's fallback, :func:`memloom.capture.prompt.keyword_recall`),
+PostgreSQL through the store; the condition is the dialect's ``anchored_to``, the
+same as :meth:`~memloom.store.sql.SQLStore.anchored_to`'s, indexed on both backends
+(SQLite: ``memory_anchor_paths``, migration 11; PostgreSQL: a GIN index on
+``anchors``, migration 10). A SQLite store not yet migrated to 11 (nothing has opened
+it since the upgrade) fails the lookup: logged, nothing shown. Standard library only
+on the SQLite path: no pydantic.
 """
 
 from __future__ import annotations
