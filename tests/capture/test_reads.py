@@ -377,3 +377,12 @@ def test_a_store_not_yet_migrated_to_the_path_index_is_scanned(tmp_path):
     db = sqlite3.connect(home / "memloom.db")
     assert db.execute("PRAGMA user_version").fetchone()[0] == 10  # left as it was
     db.close()
+
+
+def test_silent_inside_memloom_s_own_distillation_call(store, repo):
+    """memloom's distiller runs the agent's CLI (MEMLOOM_LLM_CHILD): its reads get
+    nothing, and nothing is recorded as shown to the session."""
+    home, claude, _ = store
+    doc = payload("claude-code", repo, session_id="s-child")
+    assert hook(home, claude, "claude-code", doc, MEMLOOM_LLM_CHILD="1")[0] == ""
+    assert OPENED_FACT in context("claude-code", hook(home, claude, "claude-code", doc)[0])
