@@ -421,6 +421,16 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({}, ("cursor",), "sessionEnd", "notify --agent cursor"),
         ({}, ("cursor",), "postToolUse", "read --agent cursor"),
         ({}, ("cursor",), "beforeSubmitPrompt", None),
+        # After the agent's own read tool opened a file (the hook files' matchers).
+        ({}, (), "PostToolUse", "read --agent claude-code"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "AfterTool", "read --agent gemini"),
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "PostToolUse", "read --agent qwen"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "PostToolUse", None),  # not Gemini's event
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "AfterTool", None),
+        ({}, (), "AfterTool", None),
+        ({"COPILOT_CLI": "1"}, (), "PostToolUse", None),
+        ({}, ("codex",), "PostToolUse", None),
+        ({}, ("cursor",), "postToolUse", None),
     ],
 )
 def test_each_agent_s_event_runs_the_hook_connect_would(tmp_path, env, extra, event, call):

@@ -347,3 +347,47 @@ def test_a_broken_store_fails_open(tmp_path, repo):
     )
     assert out == ""
     assert last_error(home)
+
+
+def test_a_store_not_yet_migrated_to_the_path_index_is_scanned(tmp_path):
+    """The hook opens the store read-only and never migrates it: a store written by the
+    memloom before this one (schema 10, no ``memory_anchor_paths``) still answers, by
+    a scan of the anchors' JSON; only the file's own anchors match."""
+    import sqlite3
+
+    from memloom.capture.reads import anchored_memories
+    from memloom.location import locate
+    from memloom.store.sqlite_migrations import MIGRATIONS
+
+    home = tmp_path / "home"
+    home.mkdir()
+    db = sqlite3.connect(home / "memloom.db", isolation_level=None)
+    db.executescript(f"BEGIN; {' '.join(MIGRATIONS[:10])} PRAGMA user_version = 10; COMMIT;")
+    for mid, anchors in (
+        ("a1", [{"path": "svc/retry.py"}]),
+        ("a2", [{"path": "lib/svc/retry.py"}, "svc/retry.py", {"symbols": ["svc/retry.py"]}]),
+        ("a3", [{"path": "docs/a.md"}, {"path": "svc/retry.py"}]),
+    ):
+        db.execute(
+            "INSERT INTO memories (id, root_id, text, content_hash, created_at, asserted_at, "
+            "last_referenced, project, anchors) VALUES (?, ?, ?, 'h', 1, 1, 1, 'p', ?)",
+            (mid, mid, f"memory {mid}", json.dumps(anchors)),
+        )
+    db.close()
+    location = locate(home)
+    assert location.sqlite_path == home / "memloom.db"
+    found = anchored_memories(location, "p", "svc/retry.py")
+    assert sorted(m["id"] for m in found) == ["a1", "a3"]
+    assert anchored_memories(location, "q", "svc/retry.py") == []
+    db = sqlite3.connect(home / "memloom.db")
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 10  # left as it was
+    db.close()
+
+
+def test_silent_inside_memloom_s_own_distillation_call(store, repo):
+    """memloom's distiller runs the agent's CLI (MEMLOOM_LLM_CHILD): its reads get
+    nothing, and nothing is recorded as shown to the session."""
+    home, claude, _ = store
+    doc = payload("claude-code", repo, session_id="s-child")
+    assert hook(home, claude, "claude-code", doc, MEMLOOM_LLM_CHILD="1")[0] == ""
+    assert OPENED_FACT in context("claude-code", hook(home, claude, "claude-code", doc)[0])

@@ -12,10 +12,14 @@ outside the top folder (``/etc/passwd``, ``../../.ssh/id_rsa``), a symlink out o
 a file in a key folder, a FIFO, a device or a folder gives nothing. The file itself is
 never opened: it is only stat'ed, its folders checked.
 
-Read-only and without a model: SQLite is read directly (like the prompt hook's
-fallback, :func:`memloom.capture.prompt.keyword_recall`), PostgreSQL through the
-store; the lookup is the store's :meth:`~memloom.store.sql.SQLStore.anchored_to` SQL
-(indexed on PostgreSQL). Standard library only on the SQLite path: no pydantic.
+Read-only and without a model, so the daemon is never asked: SQLite is read directly
+(like the prompt hook's fallback, :func:`memloom.capture.prompt.keyword_recall`),
+PostgreSQL through the store; the condition is the dialect's ``anchored_to``, the
+same as :meth:`~memloom.store.sql.SQLStore.anchored_to`'s, indexed on both backends
+(SQLite: ``memory_anchor_paths``, migration 11; PostgreSQL: a GIN index on
+``anchors``, migration 10). A SQLite store not yet migrated to 11 (nothing has opened
+it since the upgrade) is scanned instead. Standard library only on the SQLite path:
+no pydantic.
 """
 
 from __future__ import annotations
@@ -97,19 +101,43 @@ def anchored_memories(
     if not path.exists():
         return []
     conditions, params = where(_read_filter(project, agent), SQLITE, "m")
-    cond, values = SQLITE.anchored_to("m", rel)
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
     try:
         db.row_factory = sqlite3.Row
-        rows = db.execute(
-            "SELECT m.id, m.text, m.type, m.project, m.sensitivity, m.pinned, m.anchors "
-            f"FROM memories m WHERE {' AND '.join(conditions)} AND {cond} ORDER BY "
-            "m.pinned DESC, m.access_count DESC, m.last_referenced DESC LIMIT ?",
-            [*params, *values, READ_CANDIDATES],
-        ).fetchall()
+        try:
+            rows = _select(db, conditions, [*params], SQLITE.anchored_to("m", rel))
+        except sqlite3.OperationalError as exc:
+            if "memory_anchor_paths" not in str(exc):
+                raise
+            # A store nothing has opened since memloom was upgraded (migration 11 not
+            # run yet; the hook opens it read-only): the anchors' JSON, scanned.
+            rows = _select(db, conditions, [*params], _scanned(rel))
     finally:
         db.close()
     return [{**dict(r), "anchors": json.loads(r["anchors"] or "[]")} for r in rows]
+
+
+def _select(
+    db: sqlite3.Connection, conditions: list[str], params: list[Any], anchored: Any
+) -> list[Any]:
+    cond, values = anchored
+    return db.execute(
+        "SELECT m.id, m.text, m.type, m.project, m.sensitivity, m.pinned, m.anchors "
+        f"FROM memories m WHERE {' AND '.join(conditions)} AND {cond} ORDER BY "
+        "m.pinned DESC, m.access_count DESC, m.last_referenced DESC LIMIT ?",
+        [*params, *values, READ_CANDIDATES],
+    ).fetchall()
+
+
+def _scanned(rel: str) -> tuple[str, list[Any]]:
+    """The anchored-to condition without migration 11's index: rows whose anchors' text
+    holds ``rel`` as a JSON string (a fast pre-filter), then their anchors read exactly
+    (an item that is not an object has no path)."""
+    return (
+        "instr(m.anchors, ?) > 0 AND EXISTS (SELECT 1 FROM json_each(m.anchors) a "
+        "WHERE json_extract(m.anchors, a.fullkey || '.path') = ?)",
+        [json.dumps(rel), rel],
+    )
 
 
 def _shared_anchored(home: Any, project: str, rel: str, agent: str | None) -> list[dict[str, Any]]:
