@@ -26,7 +26,10 @@ FOLDER = ROOT / "plugins" / "claude-code"
 #: The shared hook file's events the wrapper runs a memloom hook for in Claude Code
 #: (its Stop ends a turn, not the session: nothing runs; BeforeAgent and AfterAgent
 #: are Gemini CLI's).
-EVENTS = ("SessionStart", "UserPromptSubmit", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "SessionEnd", "PostToolUse")
+#: A group matcher that differs in Claude Code: its read tool is ``Read`` (the shared
+#: file's PostToolUse matches Qwen Code's ``read_file``).
+MATCHERS = {"PostToolUse": "Read"}
 SHARED_ROOT = "${CLAUDE_PLUGIN_ROOT}${extensionPath}"
 #: Copied as they are.
 COPIED = (
@@ -50,11 +53,15 @@ def hook_file() -> bytes:
     for event in EVENTS:
         groups = json.loads(json.dumps(shared[event]))
         for group in groups:
+            if event in MATCHERS:
+                group["matcher"] = MATCHERS[event]
             for handler in group["hooks"]:
                 handler["command"] = handler["command"].replace(
                     SHARED_ROOT, "${CLAUDE_PLUGIN_ROOT}"
                 )
-        hooks[event] = groups
+        # One group per matcher: the shared file's groups for another agent's tool name
+        # (Copilot CLI's Read, Qwen Code's read_file) are one group here.
+        hooks[event] = [g for i, g in enumerate(groups) if g not in groups[:i]]
     doc = {"description": DESCRIPTION, "hooks": hooks}
     return (json.dumps(doc, indent=2) + "\n").encode()
 

@@ -1,8 +1,9 @@
 """The ``memloom`` console script.
 
-The coding agents run ``memloom hook … [--agent A]`` on every prompt and at
-every session end, so those commands are dispatched here, before the CLI
-framework (and its imports) load: they must start in tens of milliseconds.
+The coding agents run ``memloom hook … [--agent A]`` on every prompt, after their
+read tool opens a file, and at every session end, so those commands are dispatched
+here, before the CLI framework (and its imports) load: they must start in tens of
+milliseconds.
 ``memloom mcp`` (stdio) and ``memloom --version`` are dispatched here too.
 """
 
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(args) >= 2 and args[-2] == "--plugin":  # a hook of memloom's agent plugin
         plugin, args = args[-1], args[:-2]
     fast = len(args) == 2 or (len(args) == 4 and args[2] == "--agent")
-    hooks = ("notify", "prompt-recall", "session-start", "compacted")
+    hooks = ("notify", "prompt-recall", "session-start", "compacted", "read")
     if fast and args[0] == "hook" and args[1] in hooks:
         if os.environ.get("MEMLOOM_LLM_CHILD"):
             # memloom's own distillation call runs this agent's CLI (memloom.llm's CLI

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memloom.agents.base import Discovery
-from memloom.agents.discovery import Fence
+from memloom.agents.fence import PRIVATE_FOLDERS, ProjectFence, escapes
 from memloom.agents.files import open_regular
 from memloom.errors import ValidationError
 
@@ -247,43 +247,32 @@ def names_in(text: str) -> list[str]:
 # ---------------------------------------------------------------- files
 
 
-#: Folders whose files are never anchored, wherever the root is: keys and credentials.
-PRIVATE_FOLDERS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".git"})
-
-
-def _too_wide(root: str) -> bool:
-    """A root no project has: ``/``, the home folder, or a folder above it (a session
-    run there must not anchor ``~/.netrc``)."""
-    real = os.path.realpath(root)
-    home = os.path.realpath(os.path.expanduser("~"))
-    return real == os.path.dirname(real) or home == real or home.startswith(real + os.sep)
-
-
 class Reader:
-    """Files under one root, through the fence, each read once (bounded). Staleness
-    checks (:mod:`memloom.staleness`) read through it too."""
+    """Files under one root, through the project fence, each read once (bounded).
+    Staleness checks (:mod:`memloom.staleness`) read through it too."""
 
     def __init__(self, root: str) -> None:
-        self.fence = Fence(root, Discovery())
-        self.wide = _too_wide(root)
+        self.fence = ProjectFence(root, Discovery())
         self._texts: dict[str, str | None] = {}
 
     def admits(self, rel: str) -> bool:
         """Whether ``rel`` (relative to the root) is a regular file the fence lets us read."""
-        return isinstance(self.stat(rel), os.stat_result)
+        return self.fence.refusal(rel) is None
 
     def stat(self, rel: str) -> os.stat_result | bool | None:
         """``rel``'s stat when it is a regular file the fence lets us read, None when
         it is missing, False when it is refused (outside, a symlink out, a FIFO, a
         device, another user's): a caller can tell a gone file from a refused one."""
-        if self.wide or escapes(rel) or PRIVATE_FOLDERS.intersection(rel.split("/")[:-1]):
-            log.debug("anchors: %s not anchored (outside a project)", rel)
+        refused = self.fence.refusal(rel)
+        if refused == "missing":
+            return None
+        if refused is not None:
+            log.debug("anchors: %s not anchored (%s)", rel, refused)
             return False
-        rule, found = self.fence.verdict(os.path.join(self.fence.given, rel))
-        if rule is not None:
-            log.debug("anchors: %s not anchored (%s)", rel, rule)
-            return False
-        return found if isinstance(found, os.stat_result) or found is None else False
+        try:
+            return os.stat(os.path.join(self.fence.given, rel))
+        except OSError:  # gone between the two looks
+            return None
 
     def text(self, rel: str) -> str | None:
         """The head of the file as text (None: binary or unreadable)."""
@@ -307,16 +296,6 @@ def read_head(path: str) -> str | None:
     if b"\0" in data[:BINARY_PROBE]:
         return None
     return data.decode("utf-8", "replace")
-
-
-def escapes(rel: str) -> bool:
-    """Whether a relative path could leave its root: absolute, ``..``, empty, NUL."""
-    return (
-        not rel
-        or "\x00" in rel
-        or rel.startswith(("/", "\\", "~"))
-        or ".." in rel.replace("\\", "/").split("/")
-    )
 
 
 def _relative(token: str, base: str, top: str) -> str | None:

@@ -659,7 +659,8 @@ def test_hooks_round_trip_keeps_everything_else_byte_identical(tmp_path):
     agent = Codex()
 
     change = agent.install_hooks("/opt/bin/memloom", env=env)
-    assert change.changed and change.events == ["Stop", "UserPromptSubmit", "SessionStart"]
+    events = ["Stop", "UserPromptSubmit", "SessionStart", "PostToolUse"]
+    assert change.changed and change.events == events
     assert change.backup_path == home / "hooks.json.memloom-backup"
     assert change.config_backup is None and not change.config_changed
     assert change.notes == [codex_hooks.TRUST_NOTE] and "/hooks" in change.notes[0]
@@ -682,6 +683,19 @@ def test_hooks_round_trip_keeps_everything_else_byte_identical(tmp_path):
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith(
         " hook session-start --agent codex"
     )
+    # after a shell command only: the read hook finds the file it read, if any
+    assert data["hooks"]["PostToolUse"] == [
+        {
+            "matcher": "^Bash$",
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": "/opt/bin/memloom hook read --agent codex",
+                    "timeout": 5,
+                }
+            ],
+        }
+    ]
     # no feature flag: Codex enables hooks by default and calls codex_hooks deprecated
     assert (home / "config.toml").read_bytes() == before_conf
     assert tomllib.loads(before_conf.decode())["features"] == {"web_search_request": True}
@@ -689,6 +703,7 @@ def test_hooks_round_trip_keeps_everything_else_byte_identical(tmp_path):
         "notify": True,
         "prompt_recall": True,
         "session_start": True,
+        "read": True,
         "readable": True,
         "feature_disabled": False,
     }

@@ -160,15 +160,15 @@ def test_trust_is_read_from_config_toml(tmp_path):
     (home / "config.toml").write_text(CONFIG)
     agent = Codex()
     agent.install_hooks("memloom", env=env)
-    untrusted = {"Stop": "untrusted", "UserPromptSubmit": "untrusted", "SessionStart": "untrusted"}
-    assert agent.hook_trust(env) == untrusted
+    events = ("Stop", "UserPromptSubmit", "SessionStart", "PostToolUse")
+    assert agent.hook_trust(env) == dict.fromkeys(events, "untrusted")
 
     _trust_all(home, only=("Stop",))
     assert agent.hook_trust(env)["Stop"] == "trusted"
     assert agent.hook_trust(env)["SessionStart"] == "untrusted"
     assert codex_hooks.TRUST_NOTE in agent.install_hooks("memloom", env=env).notes
 
-    _trust_all(home, only=("UserPromptSubmit", "SessionStart"))
+    _trust_all(home, only=("UserPromptSubmit", "SessionStart", "PostToolUse"))
     assert set(agent.hook_trust(env).values()) == {"trusted"}
     again = agent.install_hooks("memloom", env=env)
     assert not again.changed and codex_hooks.TRUST_NOTE not in again.notes

@@ -409,7 +409,7 @@ def test_hooks_round_trip_keeps_everything_else(tmp_path, agent, original):
     path.write_bytes(original.encode("utf-8"))
     change = agent.install_hooks("/opt/bin/memloom", env=env)
     assert change.changed
-    assert change.events == ["sessionEnd", "sessionStart", "userPromptSubmitted"]
+    assert change.events == ["sessionEnd", "sessionStart", "userPromptSubmitted", "postToolUse"]
     assert change.backup_path is not None and change.backup_path.read_bytes() == original.encode()
     tree = hooks_mod.parse_jsonc(path.read_text(encoding="utf-8")).to_py()
     before = hooks_mod.parse_jsonc(original).to_py()
@@ -427,6 +427,13 @@ def test_hooks_round_trip_keeps_everything_else(tmp_path, agent, original):
         "bash": "/opt/bin/memloom hook prompt-recall --agent copilot",
         "timeoutSec": 5,
     }
+    # After a view only (Copilot honours the entry's matcher): the file's memories.
+    assert tree["hooks"]["postToolUse"][-1] == {
+        "type": "command",
+        "bash": "/opt/bin/memloom hook read --agent copilot",
+        "timeoutSec": 5,
+        "matcher": "^view$",
+    }
     restored = original.encode()  # byte for byte
     check_reinstall_and_removal(agent, env, path, change.backup_path, original.encode(), restored)
     assert agent.installed_hooks(env)["notify"] is False
@@ -438,13 +445,14 @@ def test_hooks_file_memloom_created_is_removed(tmp_path, agent):
     assert change.backup_path is None
     doc = json.loads(change.settings_path.read_text())
     assert doc["version"] == 1
-    assert set(doc["hooks"]) == {"sessionEnd", "sessionStart", "userPromptSubmitted"}
+    assert set(doc["hooks"]) == {"sessionEnd", "sessionStart", "userPromptSubmitted", "postToolUse"}
     assert change.notes == []  # memloom's own file is strict JSON: Copilot reads it
     assert agent.remove_hooks(env).changed and not change.settings_path.exists()
     assert agent.installed_hooks(env) == {
         "notify": False,
         "session_start": False,
         "prompt_recall": False,
+        "read": False,
         "readable": True,
     }
 
@@ -541,6 +549,7 @@ def test_an_older_install_without_the_prompt_hook_is_completed(tmp_path, agent):
         "notify": True,
         "session_start": True,
         "prompt_recall": False,
+        "read": False,
         "readable": True,
     }
     assert agent.install_hooks("memloom", env=env).changed
@@ -549,8 +558,10 @@ def test_an_older_install_without_the_prompt_hook_is_completed(tmp_path, agent):
         "sessionEnd": 1,
         "sessionStart": 1,
         "userPromptSubmitted": 1,
+        "postToolUse": 1,
     }
     assert agent.installed_hooks(env)["prompt_recall"] is True
+    assert agent.installed_hooks(env)["read"] is True
 
 
 @pytest.mark.parametrize(

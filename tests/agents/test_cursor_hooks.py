@@ -28,7 +28,7 @@ def test_fresh_install_writes_a_versioned_file_and_removal_deletes_it(env):
     agent = get_agent("cursor")
     change = agent.install_hooks(CMD, env=env)
     assert change.changed and change.backup_path is None
-    assert change.events == ["stop", "sessionEnd", "sessionStart"]
+    assert change.events == ["stop", "sessionEnd", "sessionStart", "postToolUse"]
     doc = json.loads(hooks_file(env).read_text())
     assert doc == {
         "version": 1,
@@ -36,10 +36,17 @@ def test_fresh_install_writes_a_versioned_file_and_removal_deletes_it(env):
             "stop": [{"command": f"{CMD} hook notify --agent cursor"}],
             "sessionEnd": [{"command": f"{CMD} hook notify --agent cursor"}],
             "sessionStart": [{"command": f"{CMD} hook session-start --agent cursor"}],
+            # after the Read tool only (a regular expression on tool_name)
+            "postToolUse": [{"command": f"{CMD} hook read --agent cursor", "matcher": "^Read$"}],
         },
     }
     assert "beforeSubmitPrompt" not in doc["hooks"]  # it cannot add context
-    assert agent.installed_hooks(env) == {"notify": True, "session_start": True, "readable": True}
+    assert agent.installed_hooks(env) == {
+        "notify": True,
+        "session_start": True,
+        "read": True,
+        "readable": True,
+    }
     assert not agent.install_hooks(CMD, env=env).changed  # idempotent
     assert agent.remove_hooks(env).changed
     assert not hooks_file(env).exists()
@@ -80,6 +87,8 @@ def test_no_recall_installs_only_the_capture_hooks(env):
     change = agent.install_hooks(CMD, recall=False, env=env)
     assert change.changed and change.events == ["stop", "sessionEnd"]
     assert agent.installed_hooks(env)["session_start"] is False
+    assert agent.installed_hooks(env)["read"] is False
+    assert "postToolUse" not in json.loads(hooks_file(env).read_text())["hooks"]
 
 
 def test_a_file_without_version_gets_one_and_gets_its_bytes_back(env):

@@ -142,10 +142,14 @@ def test_connect_hook_capture_status_sweep_and_disconnect(tmp_path, model):  # n
     original = hooks.read_bytes()
 
     out = json.loads(memloom_cli(user_home, home, "connect", "cursor", "--all", "--json").stdout)
-    assert out["hooks"] == ["stop", "sessionEnd", "sessionStart"]
+    assert out["hooks"] == ["stop", "sessionEnd", "sessionStart", "postToolUse"]
     status = json.loads(memloom_cli(user_home, home, "status", "--json").stdout)
     cursor = status["agents"]["cursor"]
-    assert cursor["found"] and cursor["hooks"] == {"notify": True, "session_start": True}
+    assert cursor["found"] and cursor["hooks"] == {
+        "notify": True,
+        "session_start": True,
+        "read": True,
+    }
     assert cursor["settings"] == str(hooks)
 
     transcript = next((user_home / ".cursor").rglob(f"{SID}/{SID}.jsonl"))

@@ -685,6 +685,7 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
         "SessionEnd",
         "BeforeAgent",
         "PreCompress",
+        "AfterTool",
     ]
     assert change.backup_path is not None and change.backup_path.read_text() == SETTINGS
     text = path.read_text()
@@ -722,6 +723,19 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
             ],
         }
     ]
+    assert data["hooks"]["AfterTool"] == [  # the memories of the file its read tool opened
+        {
+            "matcher": "read_file",
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": "/opt/bin/memloom hook read --agent gemini",
+                    "name": "memloom-read",
+                    "timeout": 5000,
+                }
+            ],
+        }
+    ]
     assert "SessionStart" not in data["hooks"]  # the digest goes with the first prompt
     assert data["hooks"]["SessionEnd"][0]["hooks"][0]["name"] == "memloom-session-end"
     assert list(data) == ["theme", "hooks", "general"] and data["hooks"]["enabled"] is True
@@ -730,6 +744,7 @@ def test_hooks_round_trip_keeps_every_other_byte(tmp_path, agent):
         "session_end": True,
         "prompt_recall": True,
         "compacted": True,
+        "read": True,
         "readable": True,
     }
     assert not agent.install_hooks("/opt/bin/memloom", env=env).changed  # idempotent
@@ -746,6 +761,7 @@ def test_hooks_without_recall_and_a_new_command(tmp_path, agent):
     agent.install_hooks("memloom", recall=False, env=env)  # no settings.json yet
     state = agent.installed_hooks(env)
     assert state["notify"] and state["session_end"] and not state["prompt_recall"]
+    assert not state["read"]  # the memories of a file read are recall too
     change = agent.install_hooks("/new/memloom", env=env)  # replaced, not doubled
     assert change.changed and change.backup_path is not None
     text = agent.settings_path(env).read_text()

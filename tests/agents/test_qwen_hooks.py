@@ -62,7 +62,12 @@ def test_round_trip_keeps_everything_else(env, original):
     path.parent.mkdir(parents=True)
     path.write_bytes(original.encode())
     change = agent.install_hooks("/opt/bin/memloom", env=env)
-    assert change.changed and change.events == ["Stop", "SessionStart", "UserPromptSubmit"]
+    assert change.changed and change.events == [
+        "Stop",
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+    ]
     assert change.backup_path is not None and change.backup_path.read_bytes() == original.encode()
     text = path.read_bytes().decode()
     assert ("// mine: keep it offline" in text) == ("// mine" in original)
@@ -81,6 +86,17 @@ def test_round_trip_keeps_everything_else(env, original):
         "hook session-start --agent qwen"
     )
     assert hooks["UserPromptSubmit"][-1]["hooks"][0]["timeout"] == 5  # seconds for Qwen
+    assert hooks["PostToolUse"][-1] == {  # after its own read tool only
+        "matcher": "read_file",
+        "hooks": [
+            {
+                "type": "command",
+                "command": "/opt/bin/memloom hook read --agent qwen",
+                "name": "memloom-read",
+                "timeout": 5,
+            }
+        ],
+    }
     if "other-tool" in original:
         assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == "other-tool prompt"
         assert hooks["PreToolUse"][0]["matcher"] == "run_shell_command"
@@ -110,6 +126,7 @@ def test_a_new_file_and_a_missing_one(env):
         "Stop",
         "SessionStart",
         "UserPromptSubmit",
+        "PostToolUse",
     }
     assert agent.remove_hooks(env).changed
     assert tree(change.settings_path.read_text()) == {}

@@ -56,7 +56,7 @@ def test_connect_on_a_missing_settings_file_then_idempotent(dirs):
     assert (
         doc["changed"]
         and doc["backup"] is None
-        and doc["hooks"] == ["SessionEnd", "UserPromptSubmit", "SessionStart"]
+        and doc["hooks"] == ["SessionEnd", "UserPromptSubmit", "SessionStart", "PostToolUse"]
     )
     first = (claude / "settings.json").read_text()
     hooks = settings(claude)["hooks"]
@@ -65,6 +65,8 @@ def test_connect_on_a_missing_settings_file_then_idempotent(dirs):
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"].endswith(" hook prompt-recall")
     (start,) = hooks["SessionStart"]  # every source: startup, resume, clear, compact
     assert start["matcher"] == "" and start["hooks"][0]["command"].endswith(" hook session-start")
+    (read,) = hooks["PostToolUse"]  # after Claude Code's own Read tool only
+    assert read["matcher"] == "Read" and read["hooks"][0]["command"].endswith(" hook read")
     again = json.loads(
         run(home, claude, "connect", "claude-code", "--project", "acme", "--json").stdout
     )
@@ -99,6 +101,7 @@ def test_connect_preserves_other_keys_and_hooks_and_backs_up_once(dirs):
     assert doc["hooks"]["SessionEnd"][0] == original["hooks"]["SessionEnd"][0]
     assert len(doc["hooks"]["SessionEnd"]) == 2 and "UserPromptSubmit" not in doc["hooks"]
     assert "SessionStart" not in doc["hooks"]  # the digest is recall too
+    assert "PostToolUse" not in doc["hooks"]  # so are the memories of a file read
     backup = claude / "settings.json.memloom-backup"
     assert json.loads(backup.read_text()) == original
 
@@ -106,7 +109,7 @@ def test_connect_preserves_other_keys_and_hooks_and_backs_up_once(dirs):
     run(home, claude, "connect", "claude-code", "--all")
     assert "UserPromptSubmit" in settings(claude)["hooks"]
     assert json.loads(backup.read_text()) == original
-    assert len(memloom_commands(settings(claude))) == 3
+    assert len(memloom_commands(settings(claude))) == 4
 
     res = run(home, claude, "disconnect", "claude-code")
     assert res.returncode == 0

@@ -225,3 +225,33 @@ def test_each_agents_hook_modules_load_without_dataclasses(agent):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "gemini", "qwen"])
+def test_read_hook_imports_neither_numpy_nor_pydantic(tmp_path, dirs, agent):
+    """``memloom hook read``: the fence, the project's repository and a read-only SQLite
+    lookup, nothing more (no engine, no model, no daemon)."""
+    home, claude = dirs
+    repo = tmp_path / "acme"
+    (repo / "tools").mkdir(parents=True)
+    (repo / "tools" / "deploy.sh").write_text("echo deploy\n")
+    m = memloom.open(home=str(home), database_url=str(home / "memloom.db"))
+    try:
+        request = {"text": "tools/deploy.sh needs the VPN up", "project": str(repo)}
+        m.save(request, folder=str(repo))
+    finally:
+        m.close()
+    payload = {  # the shape the three agents send (tests/fixtures/hooks/reads)
+        "session_id": str(uuid.uuid4()),
+        "cwd": str(repo),
+        "hook_event_name": "AfterTool" if agent == "gemini" else "PostToolUse",
+        "tool_name": "Read" if agent == "claude-code" else "read_file",
+        "tool_input": {"file_path": str(repo / "tools" / "deploy.sh")},
+        "tool_response": {},
+    }
+    doc = run_hook(tmp_path, home, claude, "read", payload, "--agent", agent)
+    assert doc["exit"] == 0
+    assert "needs the VPN up" in doc["stdout"]
+    assert "memloom.capture.reads" in doc["modules"]
+    assert heavy(doc["modules"]) == []
+    assert "memloom.agents.base" not in doc["modules"]  # the fence alone, not discovery

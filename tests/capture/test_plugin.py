@@ -90,6 +90,11 @@ def test_codex_names_its_own_hook_file_and_the_agent():
     assert load(".codex-plugin/plugin.json")["hooks"] == "./hooks/codex.json"
     codex = load("hooks/codex.json")["hooks"]
     assert all(g["hooks"][0]["command"].endswith(" codex") for gs in codex.values() for g in gs)
+    from memloom.agents.codex.hooks import EVENTS, MATCHERS
+
+    assert set(codex) == set(EVENTS)  # what `memloom connect codex` installs
+    for event, groups in codex.items():  # the read hook after a shell command only
+        assert [g.get("matcher") for g in groups] == [MATCHERS.get(event)]
     shared = load("hooks/hooks.json")["hooks"]
     assert set(shared) == {
         "SessionStart",
@@ -99,6 +104,8 @@ def test_codex_names_its_own_hook_file_and_the_agent():
         "BeforeAgent",
         "AfterAgent",
         "PreCompress",
+        "PostToolUse",
+        "AfterTool",
     }
 
 
@@ -116,11 +123,19 @@ def test_claude_code_s_plugin_is_made_from_the_shared_files():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     own = load(f"{CLAUDE_PLUGIN}/hooks/hooks.json")["hooks"]
     shared = load("hooks/hooks.json")["hooks"]
-    assert set(own) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
-    for event, groups in own.items():
-        assert [h["command"] for g in groups for h in g["hooks"]] == [
+    assert set(own) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PostToolUse"}
+    # Claude Code's read tool is Read; the shared file's PostToolUse matches Qwen's
+    # read_file, and Copilot CLI's view, which its PascalCase hooks name Read.
+    assert [g["matcher"] for g in own["PostToolUse"]] == ["Read"]
+    assert [g["matcher"] for g in shared["PostToolUse"]] == ["read_file", "Read"]
+    assert [g["matcher"] for g in shared["AfterTool"]] == ["read_file"]
+    for event, groups in own.items():  # the shared file's handlers, each once
+        shared_commands = [
             h["command"].replace("${extensionPath}", "") for g in shared[event] for h in g["hooks"]
         ]
+        assert [h["command"] for g in groups for h in g["hooks"]] == list(
+            dict.fromkeys(shared_commands)
+        )
 
 
 def claude_binary() -> Path | None:
@@ -174,14 +189,15 @@ def test_the_cursor_hook_file_installs_what_connect_cursor_does():
     then does not also read hooks/hooks.json). Its events are the ones
     ``memloom connect cursor`` installs, each naming the agent for the wrapper, in
     Cursor's ``{"version": 1, "hooks": {event: [{"command"}]}}`` with no timeout."""
-    from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
+    from memloom.agents.cursor.hooks import NOTIFY_EVENTS, READ_EVENT, READ_MATCHER, START_EVENT
 
     assert load(".cursor-plugin/plugin.json")["hooks"] == "./hooks/cursor.json"
     doc = load("hooks/cursor.json")
     assert set(doc) == {"version", "hooks"} and doc["version"] == 1
-    assert set(doc["hooks"]) == {START_EVENT, *NOTIFY_EVENTS}
+    assert set(doc["hooks"]) == {START_EVENT, READ_EVENT, *NOTIFY_EVENTS}
+    assert doc["hooks"][READ_EVENT][0]["matcher"] == READ_MATCHER  # after a Read only
     for event, entries in doc["hooks"].items():
-        assert len(entries) == 1 and set(entries[0]) == {"command"}
+        assert len(entries) == 1 and set(entries[0]) - {"matcher"} == {"command"}
         assert entries[0]["command"] == (
             f'sh "${{CURSOR_PLUGIN_ROOT}}/hooks/memloom-hook" {event} cursor'
         )
@@ -372,6 +388,7 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({}, (), "SessionEnd", "notify --agent claude-code"),
         ({"COPILOT_CLI": "1"}, (), "UserPromptSubmit", "prompt-recall --agent copilot"),
         ({"COPILOT_CLI": "1"}, (), "SessionEnd", "notify --agent copilot"),
+        ({"COPILOT_CLI": "1"}, (), "PostToolUse", "read --agent copilot"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "BeforeAgent", "prompt-recall --agent gemini"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "AfterAgent", "notify --agent gemini"),
         ({"GEMINI_SESSION_ID": SESSION}, (), "SessionEnd", "notify --agent gemini"),
@@ -381,6 +398,7 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({"QWEN_CODE_SESSION_ID": SESSION}, (), "PreCompress", None),
         ({}, ("codex",), "SessionStart", "session-start --agent codex"),
         ({}, ("codex",), "Stop", "notify --agent codex"),
+        ({}, ("codex",), "PostToolUse", "read --agent codex"),
         ({}, (), "BeforeAgent", None),  # Claude Code has no such event: nothing runs
         ({}, (), "Stop", None),  # Claude Code's Stop ends a turn, not the session
         ({"COPILOT_CLI": "1"}, (), "Stop", None),
@@ -401,7 +419,16 @@ RECORD = 'echo "$*" >> "$HOME/calls"; cat >> "$HOME/stdin"; echo "{\\"ok\\": 1}"
         ({}, ("cursor",), "sessionStart", "session-start --agent cursor"),
         ({}, ("cursor",), "stop", "notify --agent cursor"),
         ({}, ("cursor",), "sessionEnd", "notify --agent cursor"),
+        ({}, ("cursor",), "postToolUse", "read --agent cursor"),
         ({}, ("cursor",), "beforeSubmitPrompt", None),
+        # After the agent's own read tool opened a file (the hook files' matchers).
+        ({}, (), "PostToolUse", "read --agent claude-code"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "AfterTool", "read --agent gemini"),
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "PostToolUse", "read --agent qwen"),
+        ({"GEMINI_SESSION_ID": SESSION}, (), "PostToolUse", None),  # not Gemini's event
+        ({"QWEN_CODE_SESSION_ID": SESSION}, (), "AfterTool", None),
+        ({}, (), "AfterTool", None),
+        # (Copilot CLI's, Codex's and Cursor's after-tool events run it too: above.)
     ],
 )
 def test_each_agent_s_event_runs_the_hook_connect_would(tmp_path, env, extra, event, call):
@@ -434,6 +461,7 @@ def events_run(tmp_path: Path, rel: str, extra: tuple[str, ...], env: dict) -> s
     [
         ("qwen", "hooks/hooks.json", (), {"QWEN_CODE_SESSION_ID": SESSION}),
         ("cursor", "hooks/cursor.json", ("cursor",), {}),
+        ("codex", "hooks/codex.json", ("codex",), {}),
         ("claude-code", f"{CLAUDE_PLUGIN}/hooks/hooks.json", (), {}),
     ],
 )
@@ -445,17 +473,28 @@ def test_the_plugin_runs_exactly_the_hooks_connect_installs(tmp_path, agent, rel
 
         want = {(h.event, h.sub) for h in HOOKS.hooks}
     elif agent == "claude-code":
-        from memloom.agents.claude_code.hooks import NOTIFY_EVENT, RECALL_EVENT, START_EVENT
+        from memloom.agents.claude_code.hooks import (
+            NOTIFY_EVENT,
+            READ_EVENT,
+            RECALL_EVENT,
+            START_EVENT,
+        )
 
         want = {
             (NOTIFY_EVENT, "notify"),
             (RECALL_EVENT, "prompt-recall"),
             (START_EVENT, "session-start"),
+            (READ_EVENT, "read"),
         }
+    elif agent == "codex":
+        from memloom.agents.codex.hooks import EVENTS
+
+        want = {(event, sub) for event, (sub, _, _) in EVENTS.items()}
     else:
-        from memloom.agents.cursor.hooks import NOTIFY_EVENTS, START_EVENT
+        from memloom.agents.cursor.hooks import NOTIFY_EVENTS, READ_EVENT, START_EVENT
 
         want = {(e, "notify") for e in NOTIFY_EVENTS} | {(START_EVENT, "session-start")}
+        want.add((READ_EVENT, "read"))
     assert events_run(tmp_path, rel, extra, env) == want
 
 

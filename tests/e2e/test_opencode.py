@@ -5,7 +5,7 @@
   messages after it), and an import with nothing new makes no extraction call.
 * memloom runs inside it, as a plugin: whatever memloom does -- missing, hanging,
   printing something else -- OpenCode answers, and nothing but memloom's own block
-  reaches the model.
+  reaches the model, from the prompt hook or from the read hook after its read tool.
 * Each run makes two model requests, the title and the answer: memories go into the
   answer's request only.
 """
@@ -21,6 +21,7 @@ import pytest
 from tests.e2e.drivers import DRIVERS
 from tests.e2e.drivers.opencode import OpenCode
 from tests.e2e.harness import Sandbox
+from tests.e2e.model import ToolCall
 from tests.e2e.test_agents import FACT, QUESTION, TYPED, answered
 
 pytestmark = pytest.mark.skipif("opencode" not in DRIVERS, reason="no OpenCode driver")
@@ -73,16 +74,20 @@ def test_a_grown_session_distils_only_what_is_new(sandbox: Sandbox):
     ids=["missing", "hanging", "garbage"],
 )
 def test_the_plugin_fails_open(memloom: list[str], sandbox: Sandbox):
+    """Its prompt hook and its read hook (after OpenCode's read tool) alike."""
     opencode = connected(sandbox)
     sandbox.save(FACT)
+    (sandbox.project / "notes.md").write_text("staging notes\n")
+    when = sandbox.model.script(ToolCall.read(sandbox.project / "notes.md"), when="zq-failopen")
     plugin = opencode.config_dir(sandbox) / "plugins" / "memloom.js"
     text, count = re.subn(
         r"const COMMAND = .*;", f"const COMMAND = {json.dumps(memloom)};", plugin.read_text()
     )
     assert count == 1
     plugin.write_text(text)
-    run = opencode.run(sandbox, QUESTION)
+    run = opencode.run(sandbox, f"{QUESTION} {when}")
     answered(run)
+    assert any("staging notes" in r.text for r in run.requests), "the read tool did not run"
     assert "5433" not in run.sent
     assert "GARBAGE-OUT" not in run.sent
     assert run.elapsed < 25, f"OpenCode waited on memloom: {run.elapsed:.1f} s"

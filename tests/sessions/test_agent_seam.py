@@ -102,11 +102,13 @@ def test_hook_payload_and_hook_install(tmp_path):
         agent.parse_hook_payload({"transcript_path": str(outside)}, env)
 
     change = agent.install_hooks("/bin/memloom", env=env)
-    assert change.changed and change.events == ["SessionEnd", "UserPromptSubmit", "SessionStart"]
+    events = ["SessionEnd", "UserPromptSubmit", "SessionStart", "PostToolUse"]
+    assert change.changed and change.events == events
     assert agent.installed_hooks(env) == {
         "notify": True,
         "prompt_recall": True,
         "session_start": True,
+        "read": True,
         "readable": True,
     }
     assert not agent.install_hooks("/bin/memloom", env=env).changed  # idempotent

@@ -415,7 +415,7 @@ def test_a_schema_1_database_is_upgraded_in_place(pg_url):
                 (key,),
             )
     store = PostgresStore(pg_url)
-    assert store.schema_version == len(MIGRATIONS) == 9
+    assert store.schema_version == len(MIGRATIONS) == 10
     assert store.native_rows(["/nowhere"]) == []  # migration 7's table is there
     assert store.count() == 3
     alice = store.scoped(Principal("alice"))

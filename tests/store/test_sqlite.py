@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import stat
 import time
@@ -219,3 +220,43 @@ def test_a_data_folder_that_cannot_be_made_is_a_store_error(tmp_path):
     blocker.write_text("")
     with pytest.raises(StoreError, match=r"cannot create the store .*Not a directory"):
         SQLiteStore(blocker / "home" / "memloom.db")
+
+
+def test_the_anchor_paths_of_rows_written_before_migration_11_are_indexed(db_path):
+    """Migration 11 reads the paths of every row already anchored (items without a text
+    path are skipped, not an error); its triggers follow inserts, anchor changes and
+    deletions."""
+    db_path.parent.mkdir(parents=True)
+    old = sqlite3.connect(db_path, isolation_level=None)
+    old.executescript(f"BEGIN; {' '.join(MIGRATIONS[:10])} PRAGMA user_version = 10; COMMIT;")
+    for mid, anchors in (
+        ("a1", [{"path": "svc/retry.py"}, {"path": "docs/a.md"}]),
+        ("a2", ["svc/retry.py", {"path": 7}, {"symbols": []}, {"path": "svc/retry.py"}]),
+        ("a3", []),
+    ):
+        old.execute(
+            "INSERT INTO memories (id, root_id, text, content_hash, created_at, asserted_at, "
+            "last_referenced, anchors) VALUES (?, ?, 't', 'h', 1, 1, 1, ?)",
+            (mid, mid, json.dumps(anchors)),
+        )
+    old.close()
+
+    store = SQLiteStore(db_path)
+    try:
+        assert store.schema_version == len(MIGRATIONS)
+
+        def ids(path: str) -> list[str]:
+            return sorted(r.id for r in store.anchored_to(path, SearchFilter(), 10))
+
+        assert ids("svc/retry.py") == ["a1", "a2"]
+        assert ids("docs/a.md") == ["a1"]
+        with store.transaction():
+            store.update("a1", anchors=[{"path": "svc/other.py"}])
+            store.update("a3", anchors=[{"path": "svc/retry.py"}])
+        assert ids("svc/retry.py") == ["a2", "a3"]
+        assert ids("docs/a.md") == [] and ids("svc/other.py") == ["a1"]
+        with store.transaction():
+            store.delete(["a2"])
+        assert ids("svc/retry.py") == ["a3"]
+    finally:
+        store.close()

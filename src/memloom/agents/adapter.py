@@ -21,7 +21,7 @@ hook fast path loads this module with every adapter.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
@@ -191,9 +191,39 @@ class AgentAdapter:
         session's context: its ``source`` is ``"compact"`` (Claude Code, Qwen Code)."""
         return payload.get("source") == "compact"
 
+    def read_path(self, payload: Mapping[str, Any]) -> str | None:
+        """The file the agent's own read tool opened, from its after-tool hook's
+        ``payload`` (absolute, or relative to :meth:`hook_cwd`); None when the payload is
+        not a successful read of a file. None here: an agent without such a hook."""
+        return None
+
+    def tool_file(self, payload: Mapping[str, Any], tools: Collection[str]) -> str | None:
+        """``tool_input.file_path`` of an after-tool ``payload`` whose ``tool_name`` is one
+        of ``tools`` (what :meth:`read_path` of an agent with that shape answers), None
+        when another tool ran, the tool reported an error, or the path is not text."""
+        if payload.get("tool_name") not in tools:
+            return None
+        response = payload.get("tool_response")
+        if isinstance(response, Mapping) and response.get("error"):
+            return None  # Gemini CLI runs AfterTool on a failed call too
+        given = payload.get("tool_input")
+        path = given.get("file_path") if isinstance(given, Mapping) else None
+        return path if isinstance(path, str) and path.strip() and "\x00" not in path else None
+
     def format_context(self, event: str, text: str) -> str:
         """The hook's stdout for ``text``: as it is (override for an agent that wants JSON)."""
         return text
+
+    def after_tool_context(self, hook_event: str, text: str) -> str:
+        """``text`` as the JSON an after-tool hook answers with to add it to the model's
+        context: ``hookSpecificOutput.additionalContext`` of ``hook_event``."""
+        import json
+
+        if not text:
+            return ""
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": hook_event, "additionalContext": text}}
+        )
 
     def parse_hook_payload(self, payload: Mapping[str, Any], env: Env | None = None) -> HookEvent:
         return self.part("payload:parse_hook_payload")(payload, env)

@@ -63,7 +63,7 @@ class HookSet:
 
     def __post_init__(self) -> None:
         names = frozenset(h.name for h in self.hooks) | self.legacy_names
-        subs = "notify|prompt-recall|session-start|compacted"
+        subs = "notify|prompt-recall|session-start|compacted|read"
         pattern = rf"\bhook (?:{subs}) --agent {re.escape(self.agent)}\s*$"
         object.__setattr__(self, "_names", names)
         object.__setattr__(self, "_command_re", re.compile(pattern))

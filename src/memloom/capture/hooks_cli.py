@@ -144,6 +144,52 @@ def prompt_recall(home: Path, agent: str, note: str = "") -> str:
     return adapter.format_context("prompt", block) if block else ""
 
 
+def read_recall(home: Path, agent: str) -> str:
+    """The memories anchored to the file the agent's read tool just opened
+    (:mod:`memloom.capture.reads`), within ``[recall] read_tokens``: each file once per
+    session, and no memory the session was shown already; nothing at all when none."""
+    from memloom.agents import get_agent
+    from memloom.capture.prompt import format_block, fresh_within, recall_tokens
+    from memloom.capture.queues import open_queue
+    from memloom.capture.reads import READ_MEMORIES, anchored_memories, opened_file, read_mark
+    from memloom.capture.scope import load_scope
+    from memloom.location import locate
+    from memloom.project import project_key
+
+    payload = _read_stdin()
+    adapter = get_agent(agent)
+    path = adapter.read_path(payload)
+    if path is None or not load_scope(home).recall:
+        return ""
+    cwd = adapter.hook_cwd(payload)
+    opened = opened_file(cwd, path)
+    project = project_key(cwd) if opened else None
+    if opened is None or not project:
+        return ""
+    mark = read_mark(project, opened[1])
+    settings = locate(home)
+    session = _session_id(payload)
+    queue = open_queue(home, settings)
+    try:
+        seen = queue.injected(session) if session else set()
+        if mark in seen:
+            return ""  # this file was given this session already
+        budget = recall_tokens(settings.raw, "read_tokens")
+        found = anchored_memories(settings, project, opened[1], agent=adapter.name)
+        shown = fresh_within(found, seen, READ_MEMORIES, budget)
+        if session and shown:  # a file that gave nothing may give a memory saved later
+            # Recording is the claim (as for a prompt): a read of the same file at the
+            # same time, or a prompt hook, that claimed a memory first shows it alone.
+            claimed = queue.record_injected(session, [mark, *(str(m["id"]) for m in shown)])
+            if mark not in claimed:
+                return ""
+            shown = [m for m in shown if str(m["id"]) in claimed]
+    finally:
+        queue.close()
+    block = format_block(shown)
+    return adapter.format_context("read", block) if block else ""
+
+
 def _once_per_session(
     home: Path,
     settings: Any,
@@ -381,12 +427,18 @@ def run_hook(
                 adopt_scope(where)
             if older_than(memloom.__version__, plugin):
                 note = upgrade_note(memloom.__version__, plugin)
-            if name not in ("notify", "compacted"):  # compacted prints nothing
+            # compacted prints nothing; a read's context is about the file alone
+            if name not in ("notify", "compacted", "read"):
                 note = "\n".join(part for part in (note, distiller_note(where)) if part)
         if name == "notify":
             notify(where, agent, payload)
         elif name == "compacted":
             compacted(where, agent)
+        elif name == "read":
+            block = read_recall(where, agent)
+            if block:
+                sys.stdout.write(block)
+                sys.stdout.flush()
         else:
             make = session_start if name == "session-start" else prompt_recall
             block = make(where, agent, note)

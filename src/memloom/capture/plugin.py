@@ -44,6 +44,7 @@ _SAME_JOB: dict[str, tuple[str, ...]] = {
     "prompt-recall": ("prompt_recall",),
     "session-start": ("session_start",),
     "compacted": ("compacted",),
+    "read": ("read",),
 }
 #: The note's id in the per-session "shown" records: claimed once like a memory.
 UPGRADE_NOTE_ID = "memloom:upgrade-note"

@@ -37,12 +37,14 @@ HEADER = (
 
 #: The most memories one prompt is shown.
 PROMPT_MEMORIES = 5
-#: ``[recall]`` token budgets (config.toml): per prompt, and the session-start digest.
-RECALL_TOKENS = {"prompt_tokens": 300, "digest_tokens": 500}
+#: ``[recall]`` token budgets (config.toml): per prompt, the session-start digest, and
+#: per file the agent opens (the read hook, :mod:`memloom.capture.reads`).
+RECALL_TOKENS = {"prompt_tokens": 300, "digest_tokens": 500, "read_tokens": 300}
 
 
 def recall_tokens(settings_raw: Mapping[str, Any] | None, key: str) -> int:
-    """``[recall] prompt_tokens`` / ``digest_tokens`` from config.toml, else the default."""
+    """``[recall] prompt_tokens`` / ``digest_tokens`` / ``read_tokens`` from config.toml,
+    else the default."""
     raw = (settings_raw or {}).get("recall", {}).get(key, RECALL_TOKENS[key])
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
         raise ValueError(f"[recall] {key} must be a positive whole number of tokens, not {raw!r}")

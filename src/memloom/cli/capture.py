@@ -403,6 +403,16 @@ def hook_compacted(ctx: typer.Context, agent: HookAgent = None, plugin: HookPlug
     raise typer.Exit(run_hook("compacted", home_arg(ctx), agent=agent, plugin=plugin))
 
 
+@hook_app.command("read")
+def hook_read(ctx: typer.Context, agent: HookAgent = None, plugin: HookPlugin = None) -> None:
+    """The agent's read tool opened a file (its after-tool hook): print the memories
+    anchored to that file, once per file and session, in the agent's own output
+    format. Always exits 0."""
+    from memloom.capture.hooks_cli import run_hook
+
+    raise typer.Exit(run_hook("read", home_arg(ctx), agent=agent, plugin=plugin))
+
+
 def status(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Daemon, hooks, capture scope, queue, today's budget, LLM and embedder."""
     from memloom.status import gather

@@ -96,6 +96,11 @@ class Dialect(FrozenValue):
     def is_false(self, column: str) -> str:
         raise NotImplementedError
 
+    def anchored_to(self, alias: str, path: str) -> tuple[str, list[Any]]:
+        """The row (``alias``) has an anchor whose ``path`` is ``path`` (relative to its
+        repository's top folder, :mod:`memloom.anchors`)."""
+        raise NotImplementedError
+
     def indexed(self, index: str) -> str:
         """An index hint after a table name (nothing where the planner needs none)."""
         return ""
@@ -149,6 +154,13 @@ class SQLiteDialect(Dialect):
     def is_false(self, column: str) -> str:
         return f"{column} = 0"
 
+    def anchored_to(self, alias: str, path: str) -> tuple[str, list[Any]]:
+        # The anchors' paths, kept by triggers (SQLite migration 11), indexed by path.
+        return (
+            f"{alias}.rowid IN (SELECT memory_rowid FROM memory_anchor_paths WHERE path = ?)",
+            [path],
+        )
+
     def indexed(self, index: str) -> str:
         return f" INDEXED BY {index}"
 
@@ -192,6 +204,10 @@ class PostgresDialect(Dialect):
 
     def is_false(self, column: str) -> str:
         return f"NOT {column}"
+
+    def anchored_to(self, alias: str, path: str) -> tuple[str, list[Any]]:
+        # Containment: the GIN index on anchors (jsonb_path_ops) answers it.
+        return f"{alias}.anchors @> jsonb_build_array(jsonb_build_object('path', %s::text))", [path]
 
     def insert_ignore(self, table: str, columns: Sequence[str]) -> str:
         return f"{self.insert(table, columns)} ON CONFLICT DO NOTHING"

@@ -240,4 +240,9 @@ MIGRATIONS: list[str] = [
     LEDGER_NAMED_ROOT,
     # 9: the code each memory is about (files, identifiers, commit: memloom.anchors)
     MEMORY_ANCHORS.format(json="JSONB"),
+    # 10: the memories anchored to a file, looked up when an agent opens it
+    # (memloom.capture.reads: ``anchors @> [{"path": …}]``)
+    """
+    CREATE INDEX memories_anchors ON memories USING GIN (anchors jsonb_path_ops);
+    """,
 ]

@@ -410,6 +410,18 @@ class SQLStore:
         next_cursor = json.dumps([rows[-1][-1], rows[-1][0]]) if more and rows else None
         return ListPage([self.decode_row(r) for r in rows], total_count, next_cursor)
 
+    def anchored_to(self, path: str, flt: SearchFilter, limit: int) -> list[MemoryRow]:
+        """The rows ``flt`` admits anchored to ``path`` (the read hook), pinned first,
+        then the most used and most recently used."""
+        where, params = self._filter_sql(flt)
+        cond, values = self.dialect.anchored_to("m", path)
+        rows = self._fetch(
+            f"SELECT {row_columns()} FROM memories m WHERE {where} AND {cond} ORDER BY "
+            f"m.pinned DESC, m.access_count DESC, m.last_referenced DESC LIMIT {self.dialect.ph}",
+            [*params, *values, limit],
+        )
+        return [self.decode_row(r) for r in rows]
+
     def stats(self) -> dict[str, Any]:
         owners, params = self._readable_sql("m")
         with self._conn() as conn:

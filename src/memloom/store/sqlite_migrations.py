@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from memloom.store.migration_sql import LEDGER_AGENT, LEDGER_NAMED_ROOT, MEMORY_ANCHORS
 
+#: ``(path, rowid)`` of each anchor of ``{row}`` whose ``path`` is text (read from the
+#: whole list by each item's key: an item that is not an object has no path, no error).
+_ANCHOR_PATHS = (
+    "SELECT json_extract({row}.anchors, a.fullkey || '.path'), {row}.rowid "
+    "FROM json_each({row}.anchors) a "
+    "WHERE json_type({row}.anchors, a.fullkey || '.path') = 'text'"
+)
+
 MIGRATIONS: list[str] = [
     # 1: memories, tags, meta
     """
@@ -171,4 +179,28 @@ MIGRATIONS: list[str] = [
     LEDGER_NAMED_ROOT,
     # 10: the code each memory is about (files, identifiers, commit: memloom.anchors)
     MEMORY_ANCHORS.format(json="TEXT"),
+    # 11: the memories anchored to a file, looked up when an agent opens it
+    # (memloom.capture.reads): each anchor's path, kept by triggers like the FTS index
+    f"""
+    CREATE TABLE memory_anchor_paths (
+        path TEXT NOT NULL,
+        memory_rowid INTEGER NOT NULL,
+        PRIMARY KEY (path, memory_rowid)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_anchor_paths_row ON memory_anchor_paths (memory_rowid);
+    INSERT OR IGNORE INTO memory_anchor_paths (path, memory_rowid)
+        {_ANCHOR_PATHS.format(row="m").replace("FROM ", "FROM memories m, ", 1)};
+    CREATE TRIGGER memories_anchor_paths_ai AFTER INSERT ON memories BEGIN
+        INSERT OR IGNORE INTO memory_anchor_paths (path, memory_rowid)
+            {_ANCHOR_PATHS.format(row="new")};
+    END;
+    CREATE TRIGGER memories_anchor_paths_au AFTER UPDATE OF anchors ON memories BEGIN
+        DELETE FROM memory_anchor_paths WHERE memory_rowid = old.rowid;
+        INSERT OR IGNORE INTO memory_anchor_paths (path, memory_rowid)
+            {_ANCHOR_PATHS.format(row="new")};
+    END;
+    CREATE TRIGGER memories_anchor_paths_ad AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_anchor_paths WHERE memory_rowid = old.rowid;
+    END;
+    """,
 ]

@@ -8,6 +8,7 @@ The submodules load when first used, so the hook fast path reads only what it ne
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from memloom.agents.adapter import AgentAdapter
@@ -31,7 +32,8 @@ class ClaudeCode(AgentAdapter):
 
     Ledger identity: the transcript's path (Claude Code never moves or renames a
     session file). ``format_context``: Claude Code adds a UserPromptSubmit or
-    SessionStart hook's plain stdout to the context as it is.
+    SessionStart hook's plain stdout to the context as it is; a PostToolUse hook's
+    context goes in JSON.
     """
 
     name = "claude-code"
@@ -39,6 +41,16 @@ class ClaudeCode(AgentAdapter):
     home_at = "home:claude_root"
     transcripts_at = "home:projects_dir"
     settings_at = "home:settings_path"
+
+    def read_path(self, payload: Mapping[str, Any]) -> str | None:
+        """PostToolUse of its ``Read`` tool: ``tool_input.file_path`` (absolute). A failed
+        read runs PostToolUseFailure instead, which memloom does not hook."""
+        return self.tool_file(payload, ("Read",))
+
+    def format_context(self, event: str, text: str) -> str:
+        """Plain stdout on UserPromptSubmit and SessionStart; after a tool, only
+        ``hookSpecificOutput.additionalContext`` reaches the model (PostToolUse)."""
+        return self.after_tool_context("PostToolUse", text) if event == "read" else text
 
     def read(self, path: Path, *, seen: set[str] | None = None, **watermark: Any) -> ParseResult:
         from memloom.agents.claude_code.parse import parse_transcript

@@ -19,6 +19,8 @@ from memloom.errors import SettingsError
 __all__ = [
     "NOTIFY_EVENT",
     "NOTIFY_TIMEOUT",
+    "READ_EVENT",
+    "READ_MATCHER",
     "RECALL_EVENT",
     "RECALL_TIMEOUT",
     "START_EVENT",
@@ -31,6 +33,10 @@ __all__ = [
 NOTIFY_EVENT = "SessionEnd"
 RECALL_EVENT = "UserPromptSubmit"
 START_EVENT = "SessionStart"
+#: After Claude Code's own Read tool opened a file (matcher ``Read``): the memories
+#: anchored to that file (:mod:`memloom.capture.reads`).
+READ_EVENT = "PostToolUse"
+READ_MATCHER = "Read"
 NOTIFY_TIMEOUT = 10
 RECALL_TIMEOUT = 5
 #: memloom's hook commands, by what ``installed`` calls them.
@@ -38,6 +44,7 @@ _KINDS = {
     " hook notify": "notify",
     " hook prompt-recall": "prompt_recall",
     " hook session-start": "session_start",
+    " hook read": "read",
 }
 
 
@@ -64,13 +71,15 @@ def install(
     command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
 ) -> HooksChange:
     """Add the SessionEnd (notify) and, with ``recall``, the UserPromptSubmit
-    (prompt-time recall) and SessionStart (the project's digest) hooks."""
+    (prompt-time recall), SessionStart (the project's digest) and PostToolUse on
+    ``Read`` (the memories anchored to the file read) hooks."""
     path = settings_path(env)
     data = _load(path)
     wanted = {NOTIFY_EVENT: (f"{command} hook notify", NOTIFY_TIMEOUT, {"matcher": ""})}
     if recall:
         wanted[RECALL_EVENT] = (f"{command} hook prompt-recall", RECALL_TIMEOUT, {})
         wanted[START_EVENT] = (f"{command} hook session-start", RECALL_TIMEOUT, {"matcher": ""})
+        wanted[READ_EVENT] = (f"{command} hook read", RECALL_TIMEOUT, {"matcher": READ_MATCHER})
     handlers = {
         event: [{"type": "command", "command": cmd, "timeout": timeout}]
         for event, (cmd, timeout, _) in wanted.items()
@@ -110,8 +119,8 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
     try:
         data = _load(settings_path(env))
     except SettingsError:
-        return {"notify": False, "prompt_recall": False, "session_start": False, "readable": False}
-    found = {"notify": False, "prompt_recall": False, "session_start": False, "readable": True}
+        return {**dict.fromkeys(_KINDS.values(), False), "readable": False}
+    found = {**dict.fromkeys(_KINDS.values(), False), "readable": True}
     for handlers in _handlers(data).values():
         for h in handlers:
             kind = next(k for end, k in _KINDS.items() if h["command"].endswith(end))

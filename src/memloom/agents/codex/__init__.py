@@ -68,10 +68,21 @@ class Codex(AgentAdapter):
         ``untrusted``, ``modified``, ``disabled``): Codex skips untrusted hooks silently."""
         return self.part("hooks:trust")(env)
 
+    def read_path(self, payload: Mapping[str, Any]) -> str | None:
+        """The file a shell read command opened (Codex has no read tool):
+        :func:`memloom.agents.codex.payload.read_path`."""
+        from memloom.agents.codex.payload import read_path
+
+        return read_path(payload)
+
     def format_context(self, event: str, text: str) -> str:
         """What the recall hooks print for Codex: ``hookSpecificOutput.additionalContext``
-        (``event``: memloom's ``prompt`` or ``session-start``)."""
+        (``event``: memloom's ``prompt``, ``session-start`` or ``read``)."""
         from memloom.agents.codex.payload import context_output
 
-        hook = {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}.get(event, event)
+        hook = {
+            "prompt": "UserPromptSubmit",
+            "session-start": "SessionStart",
+            "read": "PostToolUse",
+        }.get(event, event)
         return context_output(hook, text)

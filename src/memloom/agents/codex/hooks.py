@@ -7,14 +7,19 @@ Codex reads Claude-Code-style hooks from ``<CODEX_HOME>/hooks.json`` (reference
       "Stop": [{"hooks": [{"type": "command", "timeout": 10,
                            "command": "<memloom> hook notify --agent codex"}]}],
       "UserPromptSubmit": [{"hooks": [{… "<memloom> hook prompt-recall --agent codex"}]}],
-      "SessionStart": [{"hooks": [{… "<memloom> hook session-start --agent codex"}]}]}}
+      "SessionStart": [{"hooks": [{… "<memloom> hook session-start --agent codex"}]}],
+      "PostToolUse": [{"matcher": "^Bash$",
+                       "hooks": [{… "<memloom> hook read --agent codex"}]}]}}
 
 ``timeout`` is in seconds. ``Stop`` fires after every turn: the hook only queues
 the rollout (the worker imports it once the session has been quiet).
 ``UserPromptSubmit``/``SessionStart`` answer with ``hookSpecificOutput.additionalContext``
-(:func:`memloom.agents.codex.payload.context_output`); ``recall=False`` installs
-``Stop`` alone. memloom's handlers are recognised by their command
-(:func:`is_memloom_hook`), so removing takes out exactly those.
+(:func:`memloom.agents.codex.payload.context_output`), and so does ``PostToolUse``
+after a shell command (Codex's model reads files with ``cat``/``sed -n``: the
+memories anchored to the file it read, :mod:`memloom.capture.reads`); its group's
+``matcher`` keeps it to shell commands. ``recall=False`` installs ``Stop`` alone.
+memloom's handlers are recognised by their command (:func:`is_memloom_hook`), so
+removing takes out exactly those.
 
 **Feature flag.** Codex turns hooks on by default ([features] ``hooks``), and
 0.169.0 prints ``deprecated: [features].codex_hooks is deprecated`` on every run
@@ -61,6 +66,7 @@ from memloom.errors import SettingsError
 __all__ = [
     "EVENTS",
     "FEATURE_KEY",
+    "MATCHERS",
     "STATE_SUFFIX",
     "TRUST_NOTE",
     "CodexHooksChange",
@@ -77,8 +83,11 @@ EVENTS: dict[str, tuple[str, int, str]] = {
     "Stop": ("notify", 10, "notify"),
     "UserPromptSubmit": ("prompt-recall", 5, "prompt_recall"),
     "SessionStart": ("session-start", 5, "session_start"),
+    "PostToolUse": ("read", 5, "read"),
 }
-RECALL_EVENTS = ("UserPromptSubmit", "SessionStart")
+RECALL_EVENTS = ("UserPromptSubmit", "SessionStart", "PostToolUse")
+#: event -> its group's matcher (a regex on the tool's name, for tool events).
+MATCHERS: dict[str, str] = {"PostToolUse": "^Bash$"}
 AGENT_ARG = "--agent codex"
 #: The flag an older memloom added (deprecated by Codex); ``hooks`` is the current name.
 FEATURE_KEY = "codex_hooks"
@@ -261,7 +270,8 @@ def install(
     if hooks_changed:
         hooks = _strip(current)
         for event, handlers in wanted.items():
-            hooks[event] = [*hooks.get(event, []), {"hooks": handlers}]
+            matcher = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
+            hooks[event] = [*hooks.get(event, []), {**matcher, "hooks": handlers}]
         if "hooks_json" not in state:  # what hooks.json was before memloom first touched it
             state["hooks_json"] = {
                 "created": hraw is None,

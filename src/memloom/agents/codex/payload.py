@@ -13,9 +13,20 @@ no rollout path to give) is looked up by ``session_id``: the newest
 ``sessions/Y/M/D/rollout-*-<id>.jsonl`` -- or refused.
 
 Prompt-time recall answers through Codex's output contract:
-``UserPromptSubmit`` and ``SessionStart`` hooks print
+``UserPromptSubmit``, ``SessionStart`` and ``PostToolUse`` hooks print
 ``{"hookSpecificOutput": {"hookEventName": <event>, "additionalContext": <text>}}``
-(:func:`context_output`).
+(:func:`context_output`; for PostToolUse, codex-rs/hooks ``post_tool_use.rs``: the
+context goes to the model after the tool's output).
+
+**Reads.** Codex has no read tool: its model reads a file with a shell command, and
+``PostToolUse`` sends (0.169.0, tests/fixtures/hooks/reads/codex-*) ``{session_id,
+turn_id, transcript_path, cwd, hook_event_name: "PostToolUse", model,
+permission_mode, tool_name: "Bash", tool_input: {command}, tool_response, tool_use_id}``
+whatever the model's tool (``exec_command``); ``cwd`` is the command's directory (its
+``workdir`` when the model gave one). :func:`read_path` is the one file a simple
+read command opens (:func:`memloom.agents.shellread.read_target`). The response is
+the output's text alone, with no exit status: a failed ``cat`` names a file that the
+caller finds missing.
 
 Standard library only: the hook fast path imports this module.
 """
@@ -40,15 +51,19 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTEXT_EVENTS",
     "NAME",
+    "SHELL_TOOLS",
     "context_output",
     "find_rollout",
     "parse_hook_payload",
+    "read_path",
     "validate_transcript",
 ]
 
 NAME = "codex"
 #: Events whose stdout may carry additionalContext.
-CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
+CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart", "PostToolUse")
+#: What PostToolUse names a shell command's tool (every shell tool Codex offers).
+SHELL_TOOLS = ("Bash",)
 #: A thread id: a UUID in every real rollout; letters, digits, ``-`` and ``_`` at most.
 _SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 #: Date folders searched for a rollout by id (newest first): about a year of days.
@@ -157,3 +172,20 @@ def context_output(event: str, text: str) -> str:
         return ""
     body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
     return json.dumps(body, ensure_ascii=False)
+
+
+def read_path(payload: Mapping[str, Any]) -> str | None:
+    """The file a ``PostToolUse`` of a shell command read (relative to the payload's
+    ``cwd``, or absolute), None unless the command is clearly one read of one file."""
+    if (
+        payload.get("hook_event_name") != "PostToolUse"
+        or payload.get("tool_name") not in SHELL_TOOLS
+    ):
+        return None
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str):
+        return None
+    from memloom.agents.shellread import read_target
+
+    return read_target(command)

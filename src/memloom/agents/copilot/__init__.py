@@ -16,12 +16,15 @@ Project: ``session.start`` ``context.gitRoot``, else ``context.cwd``, else
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from memloom.agents.adapter import AgentAdapter
 
 TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from memloom.agents.base import SessionFile
 
 __all__ = ["CopilotCLI"]
@@ -53,8 +56,15 @@ class CopilotCLI(AgentAdapter):
         prefix = "copilot-legacy" if Path(file.path).suffix == ".json" else "copilot"
         return f"{prefix}:{file.session_id}"
 
+    def read_path(self, payload: Mapping[str, Any]) -> str | None:
+        """The file Copilot's ``view`` tool opened: :func:`.payload.read_path`."""
+        from memloom.agents.copilot.payload import read_path
+
+        return read_path(payload)
+
     def format_context(self, event: str, text: str) -> str:
-        """A hook's stdout for ``text``, for sessionStart and userPromptSubmitted alike:
+        """A hook's stdout for ``text``, for sessionStart, userPromptSubmitted and
+        postToolUse (``read``) alike:
         ``{"additionalContext": …}`` at the top level, the only form Copilot CLI
         (1.0.102) injects; it ignores plain text and Claude's ``hookSpecificOutput``."""
         from memloom.agents.copilot.payload import recall_output

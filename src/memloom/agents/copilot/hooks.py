@@ -17,6 +17,10 @@ Installed (``command`` starts memloom):
   config-file userPromptSubmitted hooks have their output dropped: that concerns
   ``modifiedPrompt``; ``additionalContext`` reaches the model.) Of several
   userPromptSubmitted hooks that print a context, only the last one's is kept.
+* with ``recall``: ``postToolUse`` -> ``<command> hook read --agent copilot`` (5 s),
+  ``matcher: "^view$"`` (Copilot 1.0.102 honours an entry's matcher against the tool's
+  own name, tests/e2e): after the ``view`` tool opened a file, the memories anchored
+  to it, as ``{"additionalContext": …}``, which Copilot adds to the tool's result.
 
 Copilot also reads user-level hooks from ``~/.copilot/settings.json`` (``hooks``);
 memloom leaves that file, which is the user's settings, alone.
@@ -58,6 +62,8 @@ __all__ = [
     "NOTIFY_EVENT",
     "NOTIFY_TIMEOUT",
     "NOT_STRICT_NOTE",
+    "READ_EVENT",
+    "READ_MATCHER",
     "RECALL_EVENTS",
     "RECALL_TIMEOUT",
     "CopilotHooksChange",
@@ -78,6 +84,9 @@ RECALL_EVENTS: dict[str, str] = {
     "userPromptSubmitted": "prompt-recall",
 }
 RECALL_TIMEOUT = 5
+#: The read hook: after Copilot's ``view`` tool (its matcher), the file's memories.
+READ_EVENT = "postToolUse"
+READ_MATCHER = "^view$"
 #: What ``connect`` says when Copilot would not read the hook file.
 NOT_STRICT_NOTE = (
     "{path} is not strict JSON ({why}): Copilot CLI ignores such a hook file, so none of "
@@ -108,7 +117,7 @@ def _notes(path: Path, text: str) -> list[str]:
     return [NOT_STRICT_NOTE.format(path=path, why=why)] if why else []
 
 
-_HOOK_RE = re.compile(r"\shook\s+(notify|session-start|prompt-recall)(?:\s|$)")
+_HOOK_RE = re.compile(r"\shook\s+(notify|session-start|prompt-recall|read)(?:\s|$)")
 
 
 def is_memloom_hook(entry: Any) -> bool:
@@ -421,6 +430,7 @@ def _wanted(command: str, recall: bool) -> dict[str, dict[str, Any]]:
     if recall:
         for event, name in RECALL_EVENTS.items():
             wanted[event] = entry(name, RECALL_TIMEOUT)
+        wanted[READ_EVENT] = {**entry("read", RECALL_TIMEOUT), "matcher": READ_MATCHER}
     return wanted
 
 
@@ -500,9 +510,16 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
     """Which of memloom's hooks the file holds (all False, ``readable`` False, if unreadable).
 
     ``session_start``: the sessionStart digest; ``prompt_recall``: the userPromptSubmitted
-    recall (a file written before memloom installed it has only the first).
+    recall (a file written before memloom installed it has only the first); ``read``: the
+    postToolUse hook after a ``view``.
     """
-    found = {"notify": False, "session_start": False, "prompt_recall": False, "readable": True}
+    found = {
+        "notify": False,
+        "session_start": False,
+        "prompt_recall": False,
+        "read": False,
+        "readable": True,
+    }
     path = hooks_path(env)
     try:
         text = _read(path)
@@ -520,4 +537,6 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
                 found["session_start"] = True
             elif name == "prompt-recall":
                 found["prompt_recall"] = True
+            elif name == "read":
+                found["read"] = True
     return found

@@ -17,9 +17,18 @@ Seen from Copilot CLI 1.0.102 (tests/e2e): every payload is camelCase;
 the file is found from the id, as above). sessionEnd fires before Copilot writes
 ``session.shutdown``, so the queued session is read once the worker gets to it.
 
-Output of ``sessionStart`` and ``userPromptSubmitted``: ``{"additionalContext":
-"<text>"}`` at the top level of stdout is injected; plain text and
-``hookSpecificOutput`` are ignored.
+Output of ``sessionStart``, ``userPromptSubmitted`` and ``postToolUse``:
+``{"additionalContext": "<text>"}`` at the top level of stdout is injected; plain text
+and ``hookSpecificOutput`` are ignored.
+
+**Reads** (1.0.102, tests/fixtures/hooks/reads/copilot-*): ``postToolUse`` runs after a
+successful tool call only and sends ``{sessionId, timestamp, cwd, toolName: "view",
+toolArgs: {path}, toolResult: {resultType: "success", textResultForLlm}}``; the path
+is absolute or relative to ``cwd``, and ``view`` of a folder lists it. The PascalCase
+``PostToolUse`` of a plugin's hook file names the same call the Claude way:
+``{hook_event_name, session_id, timestamp, cwd, tool_name: "Read", tool_input: {path},
+tool_result: {result_type, text_result_for_llm}}``. ``toolArgs`` may come as a JSON
+string (GitHub's hooks reference): it is parsed. :func:`read_path` reads both.
 
 Standard library only: ``memloom hook … --agent copilot`` runs this.
 """
@@ -40,12 +49,21 @@ TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks loa
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["NAME", "parse_hook_payload", "recall_output", "session_id_of_payload"]
+__all__ = [
+    "NAME",
+    "READ_TOOLS",
+    "parse_hook_payload",
+    "read_path",
+    "recall_output",
+    "session_id_of_payload",
+]
 
 #: The registry name (``memloom.agents.get_agent("copilot")``) the capture queue keys on.
 NAME = "copilot"
 #: A Copilot session id is a UUID; accept any plain file name, never a path.
 _SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: Copilot's file-viewing tool: ``view`` (camelCase events), ``Read`` (PascalCase ones).
+READ_TOOLS = ("view", "Read")
 
 
 def _first(payload: Mapping[str, Any], *keys: str) -> Any:
@@ -114,3 +132,24 @@ def recall_output(context: str) -> str:
     if not context.strip():
         return ""
     return json.dumps({"additionalContext": context}, ensure_ascii=False)
+
+
+def read_path(payload: Mapping[str, Any]) -> str | None:
+    """The file a ``postToolUse`` of Copilot's ``view`` opened (absolute, or relative
+    to ``cwd``); None for another tool, a failed call or arguments without a path."""
+    tool = _first(payload, "toolName", "tool_name")
+    if tool not in READ_TOOLS:
+        return None
+    result = _first(payload, "toolResult", "tool_result")
+    if isinstance(result, dict):
+        status = _first(result, "resultType", "result_type")
+        if status is not None and status != "success":
+            return None
+    args = _first(payload, "toolArgs", "tool_input")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return None
+    path = args.get("path") if isinstance(args, dict) else None
+    return path if isinstance(path, str) and path.strip() else None

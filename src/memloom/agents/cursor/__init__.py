@@ -63,8 +63,15 @@ class Cursor(AgentAdapter):
 
         return workspace_of(payload)
 
+    def read_path(self, payload: Mapping[str, Any]) -> str | None:
+        """The file Cursor's ``Read`` tool opened: :func:`.payload.read_path`."""
+        from memloom.agents.cursor.payload import read_path
+
+        return read_path(payload)
+
     def format_context(self, event: str, text: str) -> str:
-        """``{"additional_context": …}``, sessionStart's documented output."""
+        """``{"additional_context": …}``, the documented output of sessionStart and of
+        postToolUse (``read``)."""
         from memloom.agents.cursor.payload import session_start_output
 
         return session_start_output(text)

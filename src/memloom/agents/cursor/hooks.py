@@ -10,7 +10,14 @@ The file's documented shape is ``{"version": 1, "hooks": {"<event>": [{"command"
   repeated queueing cheap: an unchanged transcript is skipped, a grown one resumed.
 * with ``recall``: ``sessionStart`` -> ``<command> hook session-start --agent cursor``,
   whose ``{"additional_context": …}`` carries the project's digest. No prompt hook:
-  ``beforeSubmitPrompt`` can only allow or block a prompt, never add to it.
+  ``beforeSubmitPrompt`` can only allow or block a prompt, never add to it (so its
+  docs; newer builds are reported to take ``additional_context`` there: UNVERIFIED).
+* with ``recall``: ``postToolUse`` with ``matcher: "^Read$"`` -> ``<command> hook read
+  --agent cursor``: after Cursor's ``Read`` tool, the memories anchored to the file
+  it read, as ``{"additional_context": …}``, which Cursor adds after the tool's
+  result (docs: postToolUse output ``additional_context``; the matcher is a regular
+  expression on ``tool_name``). Not run against a real Cursor: see
+  :mod:`memloom.agents.cursor.payload`.
 
 No ``timeout`` is written: public examples disagree on its unit (seconds or
 milliseconds), and memloom's hooks bound their own time (exit 0 whatever happens).
@@ -40,6 +47,8 @@ from memloom.errors import SettingsError
 __all__ = [
     "AGENT_FLAG",
     "NOTIFY_EVENTS",
+    "READ_EVENT",
+    "READ_MATCHER",
     "START_EVENT",
     "install",
     "installed",
@@ -50,7 +59,12 @@ __all__ = [
 AGENT_FLAG = "--agent cursor"
 NOTIFY_EVENTS = ("stop", "sessionEnd")
 START_EVENT = "sessionStart"
-_HOOK_RE = re.compile(r"\shook\s+(notify|session-start|prompt-recall)\s+--agent\s+cursor(?:\s|$)")
+#: After Cursor's Read tool (the matcher is a regular expression on ``tool_name``).
+READ_EVENT = "postToolUse"
+READ_MATCHER = "^Read$"
+_HOOK_RE = re.compile(
+    r"\shook\s+(notify|session-start|prompt-recall|read)\s+--agent\s+cursor(?:\s|$)"
+)
 
 
 def is_memloom_hook(entry: Any) -> bool:
@@ -120,13 +134,18 @@ def _wanted(command: str, recall: bool) -> dict[str, dict[str, Any]]:
     wanted = {e: {"command": f"{command} hook notify {AGENT_FLAG}"} for e in NOTIFY_EVENTS}
     if recall:
         wanted[START_EVENT] = {"command": f"{command} hook session-start {AGENT_FLAG}"}
+        wanted[READ_EVENT] = {
+            "command": f"{command} hook read {AGENT_FLAG}",
+            "matcher": READ_MATCHER,
+        }
     return wanted
 
 
 def install(
     command: str, *, recall: bool = True, env: Mapping[str, str] | None = None
 ) -> HooksChange:
-    """Add the stop and sessionEnd (notify) hooks and, with ``recall``, sessionStart."""
+    """Add the stop and sessionEnd (notify) hooks and, with ``recall``, sessionStart and
+    the postToolUse read hook."""
     path = hooks_path(env)
     data = _load(path)
     wanted = _wanted(command, recall)
@@ -164,9 +183,10 @@ def remove(env: Mapping[str, str] | None = None) -> HooksChange:
 def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
     """Which of memloom's hooks the file holds (all False, ``readable`` False, if unreadable).
 
-    ``notify``: on stop or sessionEnd; ``session_start``: the sessionStart digest.
+    ``notify``: on stop or sessionEnd; ``session_start``: the sessionStart digest;
+    ``read``: the postToolUse hook after a Read.
     """
-    found = {"notify": False, "session_start": False, "readable": True}
+    found = {"notify": False, "session_start": False, "read": False, "readable": True}
     try:
         data = _load(hooks_path(env))
     except SettingsError:
@@ -178,4 +198,6 @@ def installed(env: Mapping[str, str] | None = None) -> dict[str, bool]:
                 found["notify"] = True
             elif name and name.group(1) == "session-start":
                 found["session_start"] = True
+            elif name and name.group(1) == "read":
+                found["read"] = True
     return found

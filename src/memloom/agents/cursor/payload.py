@@ -16,9 +16,21 @@ workspace root (else ``$CURSOR_PROJECT_DIR``): user-level hooks run in ``~/.curs
 so the process's own directory says nothing.
 
 Output: ``sessionStart`` takes ``{"additional_context": "…"}`` (added to the
-conversation's initial system context). ``beforeSubmitPrompt`` can only allow or block
-(``{"continue", "user_message"}``): Cursor has no way for a hook to add context to a
-prompt, so memloom installs no prompt hook.
+conversation's initial system context), and so does ``postToolUse`` (added after the
+tool's result).
+
+**Reads.** After Cursor's ``Read`` tool, ``postToolUse`` sends the common fields and
+``{tool_name: "Read", tool_input: {file_path}, tool_output, tool_use_id, duration}``
+(``tool_output`` a JSON string such as ``{"content_length": …}``); it fires after a
+successful call only, a failed one fires ``postToolUseFailure``. That shape is from
+payloads that public tools captured from live Cursor sessions (3.7.27, 3.12.29;
+e.g. ``tool_input: {"file_path": "/…/1937.txt"}``) and the docs' event list, not from
+a Cursor run here: Cursor is closed source and could not be run. :func:`read_path`
+takes ``tool_input.file_path`` (``tool_input`` as an object or a JSON string).
+
+``beforeSubmitPrompt`` can only allow or block (``{"continue", "user_message"}``):
+Cursor has no way for a hook to add context to a prompt, so memloom installs no
+prompt hook.
 
 Standard library only: ``memloom hook … --agent cursor`` runs this.
 """
@@ -38,7 +50,7 @@ TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks loa
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["NAME", "parse_hook_payload", "session_start_output", "workspace_of"]
+__all__ = ["NAME", "parse_hook_payload", "read_path", "session_start_output", "workspace_of"]
 
 #: The registry name (``memloom.agents.get_agent("cursor")``) the capture queue keys on.
 NAME = "cursor"
@@ -81,6 +93,21 @@ def parse_hook_payload(
         cwd=workspace_of(payload, env),
         reason=payload.get("reason") or payload.get("status"),
     )
+
+
+def read_path(payload: Mapping[str, Any]) -> str | None:
+    """The file a ``postToolUse`` of Cursor's ``Read`` tool opened (absolute, or relative
+    to the workspace); None for another tool or input without a ``file_path``."""
+    if payload.get("tool_name") != "Read":
+        return None
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, str):
+        try:
+            tool_input = json.loads(tool_input)
+        except ValueError:
+            return None
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    return path if isinstance(path, str) and path.strip() else None
 
 
 def session_start_output(context: str) -> str:

@@ -106,14 +106,21 @@ class GeminiCli(AgentAdapter):
 
         return without_hook_context(prompt).strip()
 
+    def read_path(self, payload: Mapping[str, Any]) -> str | None:
+        """AfterTool of ``read_file``: its ``file_path`` argument (relative to the
+        workspace, the payload's ``cwd``, or absolute); not when it answered an error."""
+        return self.tool_file(payload, ("read_file",))
+
     def format_context(self, event: str, text: str) -> str:
-        """``hookSpecificOutput.additionalContext`` on BeforeAgent / SessionStart (stdout
-        must be JSON or nothing)."""
+        """``hookSpecificOutput.additionalContext`` on BeforeAgent / SessionStart /
+        AfterTool (stdout must be JSON or nothing; AfterTool's is appended to the tool's
+        result in ``<hook_context>``)."""
         import json
 
         if not text:
             return ""
-        hook = {"prompt": "BeforeAgent", "session-start": "SessionStart"}.get(event, event)
+        hook = {"prompt": "BeforeAgent", "session-start": "SessionStart", "read": "AfterTool"}
+        hook = hook.get(event, event)
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": hook, "additionalContext": text}}
         )

@@ -10,7 +10,8 @@ memloom adds one group per event: ``AfterAgent`` (once per turn) and
 with recall, ``BeforeAgent`` runs ``hook prompt-recall``, which also gives the
 session's digest with its first prompt; ``PreCompress`` (matcher ``manual``: a
 ``/compress``) runs ``hook compacted``, so the first prompt after it gives the digest
-again. No ``SessionStart`` hook: Gemini drops
+again; ``AfterTool`` (matcher ``read_file``) runs ``hook read``: the memories anchored
+to the file its read tool opened go into the tool's result. No ``SessionStart`` hook: Gemini drops
 a message that starts with ``<hook_context>`` from a resumed session's history,
 and in headless mode it puts SessionStart's context in front of the typed prompt,
 so the user's first prompt went with it (Gemini CLI 0.61.0). An older install's
@@ -59,11 +60,13 @@ HOOKS: dict[str, tuple[str, str, int, bool, str]] = {
         "prompt_recall",
     ),
     "PreCompress": ("compacted", "memloom-compacted", RECALL_TIMEOUT_MS, True, "compacted"),
+    "AfterTool": ("read", "memloom-read", RECALL_TIMEOUT_MS, True, "read"),
 }
 #: Gemini matches a PreCompress group's matcher against its ``trigger`` exactly. Only
 #: ``manual`` (``/compress``) means a compression: Gemini CLI 0.61.0 fires ``auto`` before
 #: every turn's request once the chat has a history, before it checks its threshold.
-MATCHERS = {"PreCompress": "manual"}
+#: AfterTool's matcher is a pattern over the tool's name: its own ``read_file`` only.
+MATCHERS = {"PreCompress": "manual", "AfterTool": "read_file"}
 #: Handler names of earlier installs (taken out by connect and disconnect).
 LEGACY_NAMES = frozenset({"memloom-session-start"})
 _SET = HookSet(

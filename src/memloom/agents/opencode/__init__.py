@@ -13,6 +13,7 @@ share it). A session's path is ``<store>#<session id>``; its lines are messages.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from memloom.agents.adapter import AgentAdapter
@@ -60,6 +61,13 @@ class OpenCode(AgentAdapter):
 
         places = [home.data_home(env), home.data_home(env, "kilo")]
         return list(dict.fromkeys([*places, *(p.parent for p in home.stores(env))]))
+
+    def read_path(self, payload: Mapping[str, Any]) -> str | None:
+        """The file OpenCode's ``read`` tool opened (the plugin's ``tool.execute.after``):
+        :func:`.payload.read_path`."""
+        from memloom.agents.opencode.payload import read_path
+
+        return read_path(payload)
 
     def open(self, path: Path) -> Any:
         """The session's rendering (:func:`.store.render_session`): what watermarks are over."""

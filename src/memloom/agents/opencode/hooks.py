@@ -37,7 +37,13 @@ __all__ = [
 #: The first line of memloom's plugin: how a plugin file is known to be memloom's.
 MARKER = "// memloom's OpenCode plugin"
 #: What connect reports it installed.
-EVENTS = ["session.idle", "chat.message", "experimental.chat.system.transform", "mcp"]
+EVENTS = [
+    "session.idle",
+    "chat.message",
+    "experimental.chat.system.transform",
+    "tool.execute.after",
+    "mcp",
+]
 _KEY = "memloom"
 
 

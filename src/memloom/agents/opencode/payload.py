@@ -8,6 +8,13 @@ OpenCode's own process). The store must be one of the stores memloom knows
 queued path is ``<store>#<session id>``. Without a store, a legacy session file
 ``storage/session/*/<id>.json`` is looked for.
 
+After OpenCode's ``read`` tool (``tool.execute.after``; 1.18.33 hands the plugin
+``{tool: "read", sessionID, callID, args: {filePath}}`` and the tool's output, only
+when the read succeeded: tests/fixtures/hooks/reads/opencode-*), the plugin sends
+``memloom hook read`` ``{"session_id", "cwd", "db", "tool", "args"}`` (OpenCode's own
+names); :func:`read_path` is the ``filePath`` read. A folder's listing is a ``read``
+too: the caller finds it is not a file.
+
 Standard library only: ``memloom hook … --agent opencode`` runs this.
 """
 
@@ -26,11 +33,13 @@ TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks loa
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["NAME", "parse_hook_payload"]
+__all__ = ["NAME", "READ_TOOL", "parse_hook_payload", "read_path"]
 
 #: The registry name the capture queue keys on.
 NAME = "opencode"
 _SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+#: OpenCode's file-reading tool.
+READ_TOOL = "read"
 
 
 def _store(text: Any, env: Mapping[str, str] | None) -> Path:
@@ -71,3 +80,13 @@ def parse_hook_payload(
     return HookEvent(
         agent=NAME, transcript_path=path, session_id=sid, cwd=payload.get("cwd"), reason="idle"
     )
+
+
+def read_path(payload: Mapping[str, Any]) -> str | None:
+    """The ``filePath`` OpenCode's ``read`` tool opened, as the plugin passed it on;
+    None for another tool or arguments without one."""
+    args = payload.get("args")
+    path = args.get("filePath") if isinstance(args, dict) else None
+    if payload.get("tool") != READ_TOOL or not isinstance(path, str) or not path.strip():
+        return None
+    return path

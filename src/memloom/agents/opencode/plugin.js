@@ -7,6 +7,9 @@
 // * experimental.chat.system.transform: what memloom gave this session so far, as one
 //   system text, on every model request of the session (OpenCode does not keep system
 //   text in its history); not on the title request.
+// * tool.execute.after of the `read` tool: `memloom hook read`, the memories anchored
+//   to the file just read (each file once a session), appended to the tool's output,
+//   which the model gets next. Only memloom's own block is appended.
 // * event session.idle: `memloom hook notify` queues the session for capture (once
 //   per idle; the queue ignores a session already waiting).
 import { spawn } from "node:child_process";
@@ -101,6 +104,17 @@ export const MemloomPlugin = async ({ directory }) => {
         if (run) await run;
         const texts = given.get(sessionID);
         if (texts && texts.length) output.system.push(texts.join("\n\n"));
+      } catch {}
+    },
+    "tool.execute.after": async (input, output) => {
+      try {
+        if (!RECALL || !input || input.tool !== "read" || !input.sessionID) return;
+        const filePath = input.args && input.args.filePath;
+        if (typeof filePath !== "string" || !output || typeof output.output !== "string") return;
+        const text = await hook("read", { ...base(input.sessionID), tool: "read", args: { filePath } });
+        if (typeof text === "string" && text.trim().startsWith("<memloom-context>")) {
+          output.output += "\n\n" + text.trim();
+        }
       } catch {}
     },
     event: async ({ event }) => {
