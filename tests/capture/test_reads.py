@@ -280,6 +280,54 @@ def _s(session: str) -> dict[str, str]:
     return {"session_id": session}
 
 
+def test_a_global_memory_anchored_in_this_repository_is_shown(tmp_path, backend, monkeypatch, repo):
+    """``memloom save`` without ``--project`` keeps a memory global; written in this
+    repository, its anchor is of it, and reading the file shows it. A global memory
+    anchored to the same path of another repository, or given over HTTP with no
+    folder, is not shown."""
+    monkeypatch.setenv("MEMLOOM_DATABASE_URL", backend)
+    home, claude = tmp_path / "home", tmp_path / "claude"
+    claude.mkdir()
+    other = tmp_path / "work" / "other"
+    git("init", "-q", other)
+    (other / "svc").mkdir()
+    (other / OPENED).write_text("MAX_RETRIES = 9\n")
+    m = memloom.open(home=str(home))
+    try:
+        here = m.save({"text": OPENED_FACT, "anchors": [{"path": OPENED}]}, folder=str(repo))
+        there = m.save(
+            {"text": "The other checkout retries nine times", "anchors": [{"path": OPENED}]},
+            folder=str(other),
+        )
+        given = m.save(
+            {"text": "A caller over HTTP named this retry module", "anchors": [{"path": OPENED}]}
+        )
+        assert m.get(here.id).project is None and m.get(there.id).project is None
+        assert m.get(given.id).anchors[0].root is None
+    finally:
+        m.close()
+    shown = context(
+        "claude-code", hook(home, claude, "claude-code", payload("claude-code", repo))[0]
+    )
+    assert OPENED_FACT in shown
+    assert "nine times" not in shown and "over HTTP" not in shown
+
+
+def test_a_memory_whose_identifier_left_the_file_says_it_may_be_out_of_date(store, repo):
+    """The read hook checks what it shows as the prompt hook does (point 2): the file is
+    there, but ``MAX_RETRIES`` is gone from it; the memory is shown with the reason."""
+    home, claude, _ = store
+    (repo / OPENED).write_text("RETRY_LIMIT = 3\n")
+    git("-C", repo, "commit", "-q", "-am", "rename the constant")
+    shown = context(
+        "claude-code", hook(home, claude, "claude-code", payload("claude-code", repo))[0]
+    )
+    line = next(x for x in shown.splitlines() if OPENED_FACT[:40] in x)
+    assert "may be out of date" in line and "MAX_RETRIES no longer in svc/retry.py" in line
+    second = next(x for x in shown.splitlines() if SECOND_FACT[:40] in x)
+    assert "may be out of date" not in second  # it names nothing that changed
+
+
 def test_a_memory_the_session_was_shown_is_not_shown_again(store, repo):
     """The prompt hook showed it (recorded like every shown memory): the read gives the
     file's other memory alone."""

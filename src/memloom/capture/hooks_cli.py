@@ -176,6 +176,7 @@ def read_recall(home: Path, agent: str) -> str:
             return ""  # this file was given this session already
         budget = recall_tokens(settings.raw, "read_tokens")
         found = anchored_memories(settings, project, opened[1], agent=adapter.name)
+        _mark_stale(home, found, cwd)  # a memory whose code changed says so (point 2)
         shown = fresh_within(found, seen, READ_MEMORIES, budget)
         if session and shown:  # a file that gave nothing may give a memory saved later
             # Recording is the claim (as for a prompt): a read of the same file at the

@@ -78,11 +78,12 @@ def read_mark(project: str, rel: str) -> str:
 
 def _read_filter(project: str, agent: str | None) -> SearchFilter:
     """What an opened file may be shown: active, below secret, not past its TTL, of
-    this project only (an anchor's path means nothing in another repository), and not
-    from ``agent``'s own memory (it shows that already)."""
+    this project or global (a global one only when its anchor is of this repository,
+    :func:`_of_project`: an anchor's path means nothing in another), and not from
+    ``agent``'s own memory (it shows that already)."""
     return SearchFilter(
         project=project,
-        project_mode="exact",
+        project_mode="scoped",
         max_sensitivity=2,
         alive_at=time.time(),
         exclude_tags=frozenset({native_tag(agent)}) if agent else None,
@@ -114,7 +115,34 @@ def anchored_memories(
             rows = _select(db, conditions, [*params], _scanned(rel))
     finally:
         db.close()
-    return [{**dict(r), "anchors": json.loads(r["anchors"] or "[]")} for r in rows]
+    found = [{**dict(r), "anchors": json.loads(r["anchors"] or "[]")} for r in rows]
+    return _of_project(found, project, rel)
+
+
+def _of_project(rows: list[dict[str, Any]], project: str, rel: str) -> list[dict[str, Any]]:
+    """``rows`` without the global memories whose anchor to ``rel`` is of another
+    repository: a memory saved with no project (``memloom save`` without
+    ``--project``) in this repository is shown; one about a ``rel`` elsewhere is not."""
+    from memloom.project import project_key
+
+    keys: dict[str, str | None] = {}
+
+    def ours(root: Any) -> bool:
+        if not isinstance(root, str) or not os.path.isabs(root):
+            return False  # given over HTTP: no folder says which repository
+        if root not in keys:
+            keys[root] = project_key(root) if os.path.isdir(root) else None
+        return keys[root] == project
+
+    return [
+        r
+        for r in rows
+        if r.get("project") is not None
+        or any(
+            isinstance(a, dict) and a.get("path") == rel and ours(a.get("root"))
+            for a in r.get("anchors") or ()
+        )
+    ]
 
 
 def _select(
@@ -150,7 +178,7 @@ def _shared_anchored(home: Any, project: str, rel: str, agent: str | None) -> li
         rows = store.anchored_to(rel, _read_filter(project, agent), READ_CANDIDATES)
     finally:
         store.close()
-    return [
+    found = [
         {
             "id": r.id,
             "text": r.text,
@@ -162,3 +190,4 @@ def _shared_anchored(home: Any, project: str, rel: str, agent: str | None) -> li
         }
         for r in rows
     ]
+    return _of_project(found, project, rel)
