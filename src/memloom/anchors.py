@@ -34,14 +34,16 @@ import posixpath
 import re
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-from memloom.agents.base import Discovery
 from memloom.agents.fence import PRIVATE_FOLDERS, ProjectFence, escapes
 from memloom.agents.files import open_regular
 from memloom.errors import ValidationError
+from memloom.values import FrozenValue, Value
+
+TYPE_CHECKING = False  # typing's, without loading typing (~3 ms): the hooks load this module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 __all__ = [
     "MAX_ANCHORS",
@@ -98,23 +100,32 @@ _PLAIN_WORD = re.compile(rf"^{_WORD}$")
 _CALL = re.compile(rf"^({_WORD}(?:\.{_WORD})*)\(.*\)$")
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(FrozenValue):
     """The folder anchors are taken under: the repository's top folder (the folder
-    itself outside git), its ``HEAD`` commit, and why there is none (``note``)."""
+    itself outside git), its ``HEAD`` commit, and why there is none (``note``). A plain
+    class: the hooks load this module (see :mod:`memloom.values`)."""
 
-    top: str
-    commit: str | None
-    note: str | None = None
-    git: bool = False
+    FIELDS = ("top", "commit", "note", "git")
+
+    def __init__(
+        self, top: str, commit: str | None, note: str | None = None, git: bool = False
+    ) -> None:
+        self.top = top
+        self.commit = commit
+        self.note = note
+        self.git = git
 
 
-@dataclass
-class Found:
+class Found(Value):
     """What :func:`find` anchored, and why a commit is missing (None: one was read)."""
 
-    anchors: list[dict[str, Any]] = field(default_factory=list)
-    note: str | None = None
+    FIELDS = ("anchors", "note")
+
+    def __init__(
+        self, anchors: list[dict[str, Any]] | None = None, note: str | None = None
+    ) -> None:
+        self.anchors = [] if anchors is None else anchors
+        self.note = note
 
 
 # ---------------------------------------------------------------- git
@@ -252,7 +263,7 @@ class Reader:
     Staleness checks (:mod:`memloom.staleness`) read through it too."""
 
     def __init__(self, root: str) -> None:
-        self.fence = ProjectFence(root, Discovery())
+        self.fence = ProjectFence(root)
         self._texts: dict[str, str | None] = {}
 
     def admits(self, rel: str) -> bool:

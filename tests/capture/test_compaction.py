@@ -127,26 +127,29 @@ def test_a_compaction_mark_puts_the_digest_in_the_next_prompt_only(seeded):
     assert run(seeded, "prompt-recall", doc={**ask, "prompt": "and the release branch?"}) == ""
 
 
+#: What a compacted hook may be fed by a broken or hostile agent.
+HOSTILE = [
+    "[1, 2]",
+    "not json",
+    {"session_id": ["s"], "cwd": ACME},
+    {"session_id": "", "cwd": ACME},
+    {"sessionId": None, "cwd": ACME},
+    {"session_id": "x" * 100_000, "cwd": ACME},
+    {"session_id": "s' OR 1=1 --", "cwd": ACME},
+]
+
+
 @pytest.mark.security
-@pytest.mark.parametrize(
-    "doc",
-    [
-        "[1, 2]",
-        "not json",
-        {"session_id": ["s"], "cwd": ACME},
-        {"session_id": "", "cwd": ACME},
-        {"sessionId": None, "cwd": ACME},
-        {"session_id": "x" * 100_000, "cwd": ACME},
-        {"session_id": "s' OR 1=1 --", "cwd": ACME},
-    ],
-)
-def test_a_hostile_compacted_payload_forgets_nothing_of_other_sessions(seeded, doc):
+def test_a_hostile_compacted_payload_forgets_nothing_of_other_sessions(seeded):
     """Whatever a compacted hook is fed, it exits 0, prints nothing, and forgets nothing
-    but what the session it names was shown."""
-    start = payload("claude-code-2.1.328.SessionStart-compact.json", source="startup")
-    assert PINNED in run(seeded, "session-start", doc=start)
-    assert run(seeded, "compacted", doc=doc) == ""
-    assert run(seeded, "session-start", doc={**start, "source": "resume"}) == ""
+    but what the session it names was shown. (One store per backend for all of them:
+    each payload gets a session of its own to watch.)"""
+    compact = payload("claude-code-2.1.328.SessionStart-compact.json", source="startup")
+    for i, doc in enumerate(HOSTILE):
+        start = {**compact, "session_id": f"watched-{i}"}
+        assert PINNED in run(seeded, "session-start", doc=start), doc
+        assert run(seeded, "compacted", doc=doc) == "", doc
+        assert run(seeded, "session-start", doc={**start, "source": "resume"}) == "", doc
 
 
 def test_the_sqlite_queue_forgets_a_session_and_takes_a_mark_once(tmp_path):

@@ -309,9 +309,9 @@ def test_command_anchors_stay_linear(det: Detector) -> None:
         '{"command": "zip -P ' * 10_000,
     ):
         runs = {}
-        for size in (len(text) // 10, len(text)):
+        for size, tries in ((len(text) // 10, 3), (len(text), 1)):  # the full run is long
             best = float("inf")
-            for _ in range(3):
+            for _ in range(tries):
                 t0 = time.perf_counter()
                 det.redact(text[:size])
                 best = min(best, time.perf_counter() - t0)

@@ -252,7 +252,9 @@ def test_every_operation_answers_within_its_schema(fuzzed):
     run = run_schemathesis(
         d.url,
         checks=(*CHECKS, "no_cors_allow_origin"),
-        examples=EXAMPLES,
+        # PostgreSQL shares every route's code and validation with SQLite; only the
+        # storage differs, so half the examples there keep CI within its time.
+        examples=EXAMPLES if fuzzed["backend"] == "sqlite" else max(EXAMPLES // 2, 1),
         coverage=True,
         memory_ids=fuzzed["memory_ids"],
         conflict_ids=fuzzed["conflict_ids"],
@@ -265,7 +267,7 @@ def test_every_operation_answers_within_its_schema(fuzzed):
         f"{run.seconds:.1f} s; statuses {dict(sorted(statuses.items()))}"
     )
     require_no_failures(run, log)
-    assert run.operations == 25 and len(run.tested) == run.operations, run.tested
+    assert run.operations == 26 and len(run.tested) == run.operations, run.tested
     # The seeded ids were used: every route taking an id answered 2xx at least once.
     for label, counts in run.statuses.items():
         if "{" in label:
@@ -313,7 +315,7 @@ def test_every_route_refuses_who_is_not_the_owner(tmp_path, given, send_token, o
             f"{run.cases} cases in {run.seconds:.1f} s; statuses {dict(sorted(statuses.items()))}"
         )
         require_no_failures(run, log)
-        assert len(run.tested) == run.operations == 25, run.tested
+        assert len(run.tested) == run.operations == 26, run.tested
         with d.client() as api:  # the owner's request opens them, and nothing was changed
             stats = api.get("/v1/memory/stats").json()
             assert stats["total_memories"] == 1 and stats["active_count"] == 1
