@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from memloom.agents.markup import MEMLOOM_CONTEXT_CLOSE, MEMLOOM_CONTEXT_OPEN, native_tag
@@ -140,6 +140,18 @@ def format_block(memories: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join([MEMLOOM_CONTEXT_OPEN, HEADER, *lines, MEMLOOM_CONTEXT_CLOSE]) + "\n"
 
 
+#: What the hooks read of a stored row: the columns a block's line and the stale
+#: check use (SQLite's direct reads select the same ones).
+HOOK_FIELDS = ("id", "text", "type", "project", "sensitivity", "anchors")
+
+
+def hook_rows(rows: Iterable[Any], *extra: str) -> list[dict[str, Any]]:
+    """Stored rows (a PostgreSQL store's :class:`MemoryRow`) as the plain dicts the
+    hooks format: :data:`HOOK_FIELDS` and the ``extra`` columns a caller orders by."""
+    fields = (*HOOK_FIELDS, *extra)
+    return [{f: getattr(r, f) for f in fields} for r in rows]
+
+
 def _prompt_filter(project: str | None, agent: str | None = None) -> SearchFilter:
     """What a prompt may be shown: active, below secret, not past its TTL, of the
     project at hand or global, and not from ``agent``'s own memory (it shows that
@@ -260,18 +272,7 @@ def _shared_keyword_recall(
     finally:
         store.close()
     terms = chosen
-    found = [
-        {
-            "id": r.id,
-            "text": r.text,
-            "type": r.type,
-            "project": r.project,
-            "sensitivity": r.sensitivity,
-            "anchors": r.anchors,
-        }
-        for r in rows
-    ]
-    return relevant_by_keywords(found, terms, df, total)
+    return relevant_by_keywords(hook_rows(rows), terms, df, total)
 
 
 # ---------------------------------------------------------------- session-start digest
@@ -344,20 +345,7 @@ def _shared_digest(home: Path, project: str | None, agent: str | None) -> list[d
         )
     finally:
         store.close()
-    rows = [
-        {
-            "id": r.id,
-            "text": r.text,
-            "type": r.type,
-            "project": r.project,
-            "sensitivity": r.sensitivity,
-            "pinned": r.pinned,
-            "access_count": r.access_count,
-            "last_referenced": r.last_referenced,
-            "anchors": r.anchors,
-        }
-        for r in page.rows
-    ]
+    rows = hook_rows(page.rows, "pinned", "access_count", "last_referenced")
     return _digest_order(rows, project)[:DIGEST_CANDIDATES]
 
 

@@ -170,6 +170,7 @@ def _scanned(rel: str) -> tuple[str, list[Any]]:
 
 def _shared_anchored(home: Any, project: str, rel: str, agent: str | None) -> list[dict[str, Any]]:
     """The same lookup on a PostgreSQL store, through the store (its GIN index)."""
+    from memloom.capture.prompt import hook_rows
     from memloom.config import load_settings
     from memloom.store import open_store
 
@@ -178,16 +179,4 @@ def _shared_anchored(home: Any, project: str, rel: str, agent: str | None) -> li
         rows = store.anchored_to(rel, _read_filter(project, agent), READ_CANDIDATES)
     finally:
         store.close()
-    found = [
-        {
-            "id": r.id,
-            "text": r.text,
-            "type": r.type,
-            "project": r.project,
-            "sensitivity": r.sensitivity,
-            "pinned": r.pinned,
-            "anchors": r.anchors,
-        }
-        for r in rows
-    ]
-    return _of_project(found, project, rel)
+    return _of_project(hook_rows(rows, "pinned"), project, rel)
