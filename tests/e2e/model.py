@@ -33,7 +33,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -243,6 +243,8 @@ class Script:
     #: Leave out the planned calls of tools the request does not offer (an agent
     #: that offers none of them gets the answer at once).
     skip_missing: bool = False
+    #: Hold each answer until this holds (``hold`` seconds at most), not ``hold`` seconds.
+    until: Callable[[], bool] | None = None
 
 
 def _turns(body: dict[str, Any]) -> list[str | None]:
@@ -402,6 +404,7 @@ class AgentModel:
         answer: str = ANSWER,
         hold: float = 0.0,
         skip_missing: bool = False,
+        until: Callable[[], bool] | None = None,
     ) -> str:
         """Plan the model's next tool calls: a request whose latest user text holding
         ``when`` is followed by N tool results is answered with ``calls[N]`` (when the
@@ -412,9 +415,12 @@ class AgentModel:
         the script's answers (Codex runs its memory consolidation beside the turn and
         drops it when the turn ends). ``skip_missing``: a planned call of a tool the
         request does not offer is left out (a distiller's CLI offering no tool gets the
-        answer at once). ``when``, to put in the prompt."""
+        answer at once). ``until``: hold each answer until it returns true, for ``hold``
+        seconds at most (Gemini CLI answers a headless ``/compress`` as a prompt too,
+        beside the compression it starts and does not wait for). ``when``, to put in
+        the prompt."""
         with self._lock:
-            self.scripts.append(Script(when, tuple(calls), answer, hold, skip_missing))
+            self.scripts.append(Script(when, tuple(calls), answer, hold, skip_missing, until))
         return when
 
     def fail(self, status: int, message: str, kind: str = "", doc: Any = None) -> None:
@@ -452,7 +458,11 @@ class AgentModel:
             if not at:
                 continue
             done = sum(1 for t in turns[at[-1] + 1 :] if t is None)
-            if script.hold:
+            if script.until is not None:
+                deadline = time.monotonic() + script.hold
+                while not script.until() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            elif script.hold:
                 time.sleep(script.hold)
             tools = {t["name"]: t for t in _tools(body)}
             calls = script.calls
