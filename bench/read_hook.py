@@ -36,18 +36,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))
+
+from tests.support.git import git  # noqa: E402
 
 from hooks import SCRIPT, pct  # noqa: E402  (bench/hooks.py: the same timing)
 
 RESULTS = HERE / "results"
 FIXTURE = HERE.parent / "tests" / "fixtures" / "hooks" / "reads"
 CAPTURED_AT = "/tmp/capreads/sb-claude-code/home/shop"
-
-
-def git(*args: str | Path) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@e"}
-    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@e")
-    subprocess.run(["git", *map(str, args)], check=True, capture_output=True, env=env)
 
 
 def rel_of(i: int) -> str:
@@ -132,8 +129,8 @@ def main() -> None:
     env = {**os.environ, "MEMLOOM_HOME": str(home), "MEMLOOM_LLM": "offline"}
     env.pop("MEMLOOM_DATABASE_URL", None)
     try:
-        git("init", "-q", repo)
-        git("-C", repo, "remote", "add", "origin", "git@github.com:bench/shop.git")
+        git(repo, "init", "-q")
+        git(repo, "remote", "add", "origin", "git@github.com:bench/shop.git")
         for i in range(args.files):
             path = repo / rel_of(i)
             path.parent.mkdir(parents=True, exist_ok=True)

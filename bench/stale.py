@@ -34,7 +34,6 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +45,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(1, str(REPO))
+
+from tests.support.git import git  # noqa: E402
 
 from memloom import anchors, staleness  # noqa: E402
 from memloom import project as project_mod  # noqa: E402
@@ -53,18 +55,6 @@ from memloom import project as project_mod  # noqa: E402
 _DEF = re.compile(
     r"^(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]{5,})|^([A-Z][A-Z0-9_]{5,})\s*[:=]", re.M
 )
-
-
-def git(folder: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@e", GIT_COMMITTER_NAME="b",
-        GIT_COMMITTER_EMAIL="b@e",
-    )  # fmt: skip
-    done = subprocess.run(
-        ["git", "-C", str(folder), *args], capture_output=True, text=True, env=env, check=True
-    )
-    return done.stdout.strip()
 
 
 def clear_caches() -> None:

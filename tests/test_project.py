@@ -5,13 +5,13 @@ its folder; a hostile .git never leads the reader out of what git itself reads."
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from memloom import project
 from memloom.project import normalise_remote, project_key, repository
+from tests.support.git import git
 
 
 @pytest.fixture(autouse=True)
@@ -19,19 +19,6 @@ def _fresh_cache():
     project._cache.clear()
     yield
     project._cache.clear()
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_SYSTEM": os.devnull,
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
 def make_repo(path: Path, remote: str | None = None) -> Path:

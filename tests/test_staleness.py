@@ -11,22 +11,11 @@ from pathlib import Path
 import pytest
 
 from memloom import anchors, staleness
+from tests.support.git import git
 
 FIXTURE = Path(__file__).parent / "fixtures" / "anchors" / "repo"
 RETRY = "Retries are capped by `MAX_RETRIES` in svc/net/retry.py (see RetryPolicy.backoff_delay())"
 CONFIG = "Settings come from load_settings() in svc/config.py"
-
-
-def git(folder: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@e",
-    )  # fmt: skip
-    done = subprocess.run(
-        ["git", "-C", str(folder), *args], capture_output=True, text=True, env=env, check=True
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture(autouse=True)

@@ -26,6 +26,7 @@ import pytest
 
 from tests.capture.test_capture import env_for
 from tests.conftest import BACKENDS
+from tests.support.git import git
 
 READS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "reads"
 ABOUT_A = "Payment retries stop after seven attempts, then go to manual review"
@@ -43,15 +44,6 @@ def run(where: dict, *args: str, stdin: str = "", cwd: Path | None = None):
         text=True,
         timeout=60,
         cwd=cwd,
-    )
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -22,6 +21,7 @@ import memloom
 from memloom.agents import get_agent
 from memloom.capture.reads import opened_file
 from tests.capture.test_capture import memloom as run_memloom
+from tests.support.git import git
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "reads"
 #: Each agent's captured payload of a successful read, and the project folder it ran in.
@@ -39,22 +39,6 @@ SECOND_FACT = "Retries back off exponentially, starting at two hundred milliseco
 OTHER_FACT = "Invoices round every total to whole cents before adding the tax"
 
 
-def git(*args: str | Path) -> None:
-    subprocess.run(
-        ["git", *map(str, args)],
-        check=True,
-        capture_output=True,
-        env={
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@e",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@e",
-            "HOME": "/nonexistent",
-            "PATH": "/usr/bin:/bin",
-        },
-    )
-
-
 def payload(agent: str, repo: Path, path: str | None = None, **extra: object) -> dict:
     """The agent's captured payload, as if it ran in ``repo`` (``path``: the file the
     read tool was given instead of ``svc/retry.py``)."""
@@ -69,8 +53,8 @@ def payload(agent: str, repo: Path, path: str | None = None, **extra: object) ->
 def repo(tmp_path: Path) -> Path:
     """A git repository with the two files the memories are about."""
     top = tmp_path / "work" / "shop"
-    git("init", "-q", top)
-    git("-C", top, "remote", "add", "origin", "git@github.com:acme/shop.git")
+    git(top, "init", "-q")
+    git(top, "remote", "add", "origin", "git@github.com:acme/shop.git")
     files = (
         (OPENED, "MAX_RETRIES = 3\n"),
         (OTHER, "def t(x):\n    return x\n"),
@@ -79,8 +63,8 @@ def repo(tmp_path: Path) -> Path:
     for rel, body in files:
         (top / rel).parent.mkdir(parents=True, exist_ok=True)
         (top / rel).write_text(body)
-    git("-C", top, "add", ".")
-    git("-C", top, "commit", "-q", "-m", "init")
+    git(top, "add", ".")
+    git(top, "commit", "-q", "-m", "init")
     return top
 
 
@@ -289,7 +273,7 @@ def test_a_global_memory_anchored_in_this_repository_is_shown(tmp_path, backend,
     home, claude = tmp_path / "home", tmp_path / "claude"
     claude.mkdir()
     other = tmp_path / "work" / "other"
-    git("init", "-q", other)
+    git(other, "init", "-q")
     (other / "svc").mkdir()
     (other / OPENED).write_text("MAX_RETRIES = 9\n")
     m = memloom.open(home=str(home))
@@ -318,7 +302,7 @@ def test_a_memory_whose_identifier_left_the_file_says_it_may_be_out_of_date(stor
     there, but ``MAX_RETRIES`` is gone from it; the memory is shown with the reason."""
     home, claude, _ = store
     (repo / OPENED).write_text("RETRY_LIMIT = 3\n")
-    git("-C", repo, "commit", "-q", "-am", "rename the constant")
+    git(repo, "commit", "-q", "-am", "rename the constant")
     shown = context(
         "claude-code", hook(home, claude, "claude-code", payload("claude-code", repo))[0]
     )

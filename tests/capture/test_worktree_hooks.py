@@ -7,31 +7,15 @@ with the payload Claude Code sends; both backends."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.capture.test_capture import memloom, save_json
+from tests.support.git import git
 
 FACT = "Integration tests need the fake payment gateway running on port 7311"
 ASK = "which port does the fake payment gateway use?"
-
-
-def git(*args: str | Path) -> None:
-    subprocess.run(
-        ["git", *map(str, args)],
-        check=True,
-        capture_output=True,
-        env={
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@e",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@e",
-            "HOME": "/nonexistent",
-            "PATH": "/usr/bin:/bin",
-        },
-    )
 
 
 @pytest.fixture
@@ -43,15 +27,15 @@ def repos(tmp_path, backend, monkeypatch):
     home, claude = tmp_path / "home", tmp_path / "claude"
     (claude / "projects").mkdir(parents=True)
     cli = tmp_path / "work" / "cli"
-    git("init", "-q", cli)
-    git("-C", cli, "remote", "add", "origin", "git@github.com:acme/cli.git")
-    git("-C", cli, "commit", "-q", "--allow-empty", "-m", "init")
-    git("-C", cli, "worktree", "add", "-q", cli / ".worktrees" / "2")
+    git(cli, "init", "-q")
+    git(cli, "remote", "add", "origin", "git@github.com:acme/cli.git")
+    git(cli, "commit", "-q", "--allow-empty", "-m", "init")
+    git(cli, "worktree", "add", "-q", cli / ".worktrees" / "2")
     clone = tmp_path / "elsewhere" / "cli-copy"
-    git("init", "-q", clone)
-    git("-C", clone, "remote", "add", "origin", "https://github.com/acme/cli")
+    git(clone, "init", "-q")
+    git(clone, "remote", "add", "origin", "https://github.com/acme/cli")
     other = tmp_path / "work" / "billing"
-    git("init", "-q", other)
+    git(other, "init", "-q")
     assert memloom(home, claude, "connect", "claude-code", "--all").returncode == 0
     return home, claude, cli, cli / ".worktrees" / "2", clone, other
 
