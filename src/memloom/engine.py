@@ -344,9 +344,10 @@ class Memloom:
     def history(self, memory_id: str) -> HistoryResponse:
         return self._activity.history(memory_id)
 
-    def get(self, memory_id: str) -> MemoryDocument:
-        """``GET /v1/memories/{id}``: the memory, its versions and its provenance."""
-        return self._activity.get(memory_id)
+    def get(self, memory_id: str, folder: str | None = None) -> MemoryDocument:
+        """``GET /v1/memories/{id}``: the memory, its versions and its provenance.
+        ``folder``: check its anchors in that working tree (``stale``), as a recall's."""
+        return self._activity.get(memory_id, folder)
 
     def list(self, request: ListRequest | Mapping[str, Any] | None = None) -> ListResponse:
         return self._activity.list(request)

@@ -711,6 +711,9 @@ class MemoryDocument(BaseModel):
     provenance: list[ProvenanceInfo] = Field(default_factory=list)
     #: The code it is about (files, identifiers, commit).
     anchors: list[Anchor] = Field(default_factory=list)
+    #: Read with a folder (``memloom show`` in the repository, ``?folder=``): why the
+    #: code under it changed there (as a recall's ``stale``); None: unchanged or unchecked.
+    stale: str | None = None
 
 
 class ListRequest(_Request):

@@ -81,6 +81,13 @@ def test_the_hooks_and_the_cli_say_a_memory_is_stale_and_delete_nothing(dirs, tm
     assert ids[CONFIG] not in text
     shown = json.loads(run(home, claude, repo, "show", ids[RETRY], "--json").stdout)
     assert shown["status"] == "active"  # never expired nor deleted for it
+    assert shown["stale"] == "file gone: svc/net/retry.py"  # show, in the repository, says so
+    text = run(home, claude, repo, "show", ids[RETRY]).stdout
+    assert "code changed    file gone: svc/net/retry.py" in text
+    live = json.loads(run(home, claude, repo, "show", ids[CONFIG], "--json").stdout)
+    assert live["stale"] is None and live["anchors"]
+    elsewhere = json.loads(run(home, claude, tmp_path, "show", ids[RETRY], "--json").stdout)
+    assert elsewhere["stale"] is None  # outside the repository nothing is checked
 
 
 def test_through_the_daemon_the_agents_folder_is_checked(dirs, tmp_path):  # noqa: F811

@@ -782,3 +782,14 @@ def test_recall_checks_anchors_only_in_a_folder_of_the_owner(api, tmp_path):
     for folder in ("/etc", str(link), "etc", str(others)):
         listed = api.get("/v1/stale", params={"folder": folder, "project": "/etc"}).json()
         assert listed["memories"] == [] and listed["checked"] == 0 and listed["note"], folder
+    # One memory, read with a folder: the same check, the same fence.
+    [mid] = [m["id"] for m in api.get("/v1/memories", params={"limit": 200}).json()["memories"]
+             if m["text"] == text]  # fmt: skip
+    got = api.get(f"/v1/memories/{mid}", params={"folder": str(repo)})
+    assert got.status_code == 200 and got.json()["stale"] == (
+        "GONE_NAME_XYZ no longer in svc/net/retry.py"
+    )
+    assert api.get(f"/v1/memories/{mid}").json()["stale"] is None
+    for folder in ("/etc", str(link), "etc", str(tmp_path / "missing"), str(others)):
+        got = api.get(f"/v1/memories/{mid}", params={"folder": folder})
+        assert got.status_code == 200 and got.json()["stale"] is None, folder

@@ -300,9 +300,10 @@ def show(
     memory_id: Annotated[str, typer.Argument(metavar="ID")],
     json_: JsonOpt = False,
 ) -> None:
-    """Show one memory with its versions and where it came from."""
+    """Show one memory with its versions and where it came from; run inside its
+    repository, whether the code it is about changed since."""
     with open_engine(ctx) as m:
-        doc = m.get(m.resolve_id(memory_id))
+        doc = m.get(m.resolve_id(memory_id), folder=os.getcwd())
     if json_:
         emit_json(doc)
         return
@@ -327,11 +328,13 @@ def show(
             a.path + (f" ({', '.join(a.symbols)})" if a.symbols else "") for a in doc.anchors
         ),
         "commit": next((a.commit[:12] for a in doc.anchors if a.commit), ""),
+        "code changed": doc.stale or "",
     }
     out.print()
     for key, value in fields.items():
         if value:
-            out.print(f"  {key:<16}{value}", markup=False)
+            style = "yellow" if key == "code changed" else None
+            out.print(f"  {key:<16}{value}", markup=False, style=style)
     if len(doc.versions) > 1:
         out.print("\nversions:")
         for v in doc.versions:

@@ -10,6 +10,7 @@ from typing import Any
 
 from memloom.core.context import CoreContext
 from memloom.core.documents import as_model, dt, memory_document, version_info
+from memloom.core.recall import mark_stale
 from memloom.core.writes import expire_if_due
 from memloom.models import (
     HistoryResponse,
@@ -44,14 +45,18 @@ class Activity:
     def __init__(self, ctx: CoreContext) -> None:
         self.ctx = ctx
 
-    def get(self, memory_id: str) -> MemoryDocument:
-        """``GET /v1/memories/{id}``: the memory, its versions and its provenance."""
+    def get(self, memory_id: str, folder: str | None = None) -> MemoryDocument:
+        """``GET /v1/memories/{id}``: the memory, its versions and its provenance; with
+        ``folder``, its anchors checked in that folder's working tree (``stale``)."""
         store = self.ctx.store
         with self.ctx.lock:
             row = self.ctx.require(memory_id)
             versions = store.versions(row.root_id)
             provenance = store.provenance([v.id for v in versions])
-        return memory_document(row, versions, provenance)
+        doc = memory_document(row, versions, provenance)
+        if folder is not None:
+            mark_stale([doc], folder)
+        return doc
 
     def history(self, memory_id: str) -> HistoryResponse:
         with self.ctx.lock:

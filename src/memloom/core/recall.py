@@ -18,6 +18,7 @@ from memloom.core.writes import expire_if_due
 from memloom.errors import DimensionError
 from memloom.models import (
     CheckedAnchor,
+    MemoryDocument,
     ProvenanceInfo,
     RecalledMemory,
     RecallRequest,
@@ -47,7 +48,7 @@ def recall_filter(req: RecallRequest, now: float) -> SearchFilter:
     )
 
 
-def mark_stale(memories: Sequence[RecalledMemory], folder: str) -> None:
+def mark_stale(memories: Sequence[RecalledMemory | MemoryDocument], folder: str) -> None:
     """Check the memories' anchors in ``folder``'s working tree (:mod:`memloom.staleness`):
     ``stale`` and the anchors as they are now. A folder that is not usable (relative,
     missing, not the owner's, a system folder) checks nothing."""

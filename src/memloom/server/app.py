@@ -440,9 +440,15 @@ def create_app(
         return m.stale(folder, project)
 
     @app.get("/v1/memories/{memory_id}", tags=["memories"])
-    def get_memory(m: Current, memory_id: MemoryId) -> MemoryDocument:
-        """One memory with its versions and provenance."""
-        return m.get(memory_id)
+    def get_memory(
+        m: Current,
+        memory_id: MemoryId,
+        folder: Annotated[str | None, Query(max_length=4096)] = None,
+    ) -> MemoryDocument:
+        """One memory with its versions and provenance. With `folder` (an absolute
+        directory of the owner, as `/v1/stale`'s), its anchors are checked in that
+        working tree and `stale` says why the code under it changed."""
+        return m.get(memory_id, folder)
 
     @app.post("/v1/memories/{memory_id}/update", tags=["memories"])
     def update(m: Current, memory_id: MemoryId, req: UpdateRequest) -> UpdateResponse:
