@@ -4,10 +4,14 @@ Headless, each pinned agent compacts a session on its own command: Claude Code
 ``claude -p --continue /compact`` (its SessionStart hook then says ``source:
 compact``), Gemini CLI ``gemini --resume latest -p /compress`` (PreCompress with
 ``trigger: manual``; the digest goes with the next prompt), Qwen Code ``qwen
---continue -p /compress`` (SessionStart ``source: compact``, as Claude Code's). The
-scripted model writes the summary, so what memloom gave before the compaction is gone
-from the history: a pinned memory in the next request is the digest given again. The
-prompts after that one add nothing: the resumed history holds the digest once.
+--continue -p /compress`` (SessionStart ``source: compact``, as Claude Code's). Codex
+has no headless command: it compacts on its own before a turn once the last one used
+more tokens than ``model_auto_compact_token_limit``, and keeps the user's messages
+but no developer message (memloom's context) -- its SessionStart then fires again,
+``source: compact``. The scripted model writes the summary, so what memloom gave
+before the compaction is gone from the history: a pinned memory in the next request
+is the digest given again. The prompts after that one add nothing: the resumed
+history holds the digest once.
 """
 
 from __future__ import annotations
@@ -78,3 +82,34 @@ def _rewritten(driver: Driver, sandbox: Sandbox) -> bool:
             if messages is not None and KICKOFF not in json.dumps(messages):
                 return True
     return False
+
+
+def test_codex_s_auto_compaction_brings_the_digest_back_once(sandbox: Sandbox):
+    driver = DRIVERS["codex"]
+    connected(driver, sandbox)
+    sandbox.save(FACT)
+    sandbox.save(PINNED, pin=True)
+    first = driver.run(sandbox, f"hello, {KICKOFF}")
+    answered(first)
+    [given] = [i for i in first.requests[-1].body["input"] if PINNED in json.dumps(i)]
+    assert given["role"] == "developer"  # the session start's digest
+
+    # The scripted model reports 110 tokens a turn: over this limit, the next turn
+    # starts with a compaction.
+    config = driver.config(sandbox)
+    plain = config.read_text()
+    config.write_text("model_auto_compact_token_limit = 50\n" + plain)
+    after = driver.run(sandbox, "what should I do before committing?", resume=True)
+    answered(after)
+    assert any("CONTEXT CHECKPOINT COMPACTION" in r.text for r in after.requests), (
+        "Codex did not compact"
+    )
+    history = after.requests[-1]
+    assert given["id"] not in history.text, "the compaction kept memloom's first digest"
+    assert history.text.count(PINNED) == 1, "the digest did not come back after the compaction"
+
+    config.write_text(plain)  # no more compactions: the digest stays, once
+    later = driver.run(sandbox, QUESTION, resume=True)
+    answered(later)
+    assert not any("CONTEXT CHECKPOINT COMPACTION" in r.text for r in later.requests)
+    assert later.requests[-1].text.count(PINNED) == 1, "the digest was given again"
