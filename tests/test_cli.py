@@ -216,3 +216,39 @@ def test_save_anchors_the_files_of_the_working_folder_and_show_prints_them(
     for outside in ("../../outside.py", "/etc/passwd"):
         code, _, err = cli(capsys, home, "save", "a secret", "--file", outside)
         assert code == 1 and ("not inside the working folder" in err or "not a file" in err)
+
+
+def test_a_deleted_working_folder_checks_nothing_and_crashes_nothing(tmp_path):
+    """The shell's folder was removed under it (a deleted worktree, ``rm -rf`` of a
+    temp checkout): commands that only use it to anchor or check code run without it;
+    those about it (``stale``, ``--file``, ``--project .``) say so in one line."""
+    home, gone = tmp_path / "home", tmp_path / "gone"
+    env = {**os.environ, "MEMLOOM_HOME": str(home), "MEMLOOM_LLM": "offline"}
+    assert run(home, "save", "The staging DB listens on port 5433").returncode == 0
+
+    def in_gone(*args: str) -> subprocess.CompletedProcess[str]:
+        gone.mkdir()
+        # The child starts in the folder, which is removed before memloom runs.
+        script = f"import os, runpy, sys; os.rmdir({str(gone)!r}); sys.argv = ['memloom', *{list(args)!r}]; runpy.run_module('memloom.cli', run_name='__main__')"  # noqa: E501
+        return subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=gone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    res = in_gone("recall", "staging database port", "--json")
+    assert res.returncode == 0, res.stderr
+    [hit] = json.loads(res.stdout)["memories"]
+    assert hit["stale"] is None
+    res = in_gone("show", hit["id"], "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["stale"] is None, res.stderr
+    assert in_gone("save", "Deploys go out on Tuesdays").returncode == 0
+    for args in (("stale",), ("save", "x", "--file", "a.py"), ("recall", "x", "--project", ".")):
+        res = in_gone(*args)
+        assert res.returncode == 1, (args, res.stderr)
+        assert res.stderr.strip() == (
+            "memloom: error: the working folder no longer exists (deleted or moved): cd somewhere"
+        ), args

@@ -17,7 +17,15 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["DEFAULT_HOME", "Location", "home_folder", "locate", "read_config", "resolve_home"]
+__all__ = [
+    "DEFAULT_HOME",
+    "Location",
+    "home_folder",
+    "locate",
+    "read_config",
+    "resolve_home",
+    "working_folder",
+]
 
 DEFAULT_HOME = "~/.memloom"
 
@@ -102,3 +110,12 @@ def locate(home: str | os.PathLike[str] | None = None, database_url: str | None 
     return Location(
         home_path, raw, str(url or home_path / "memloom.db"), str(owner) if owner else None
     )
+
+
+def working_folder() -> str | None:
+    """The folder this process runs in; None when it was deleted or moved away under
+    it (``os.getcwd()`` fails): then nothing there is anchored or checked."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None

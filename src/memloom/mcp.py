@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import logging
-import os
 import signal
 import sys
 import threading
@@ -53,6 +52,7 @@ from memloom.embed import EmbeddingError
 from memloom.engine import Memloom
 from memloom.error_text import describe_validation
 from memloom.errors import StoreError
+from memloom.location import working_folder
 from memloom.models import (
     UNSCOPED_FORGET,
     ConflictDocument,
@@ -704,7 +704,7 @@ def run(
     _configure_logging(log_level)
     engine = memloom.open(home)
     try:
-        folder = os.getcwd() if transport == "stdio" else None
+        folder = working_folder() if transport == "stdio" else None
         server = build_server(engine, log_level=log_level, folder=folder)
         _exit_on_sigterm()
         if transport == "stdio":
@@ -774,7 +774,7 @@ def serve_wire(
         _configure_logging(log_level)
         _exit_on_sigterm()
     server = build_server(
-        lambda: memloom.open(home), log_level=log_level or "WARNING", folder=os.getcwd()
+        lambda: memloom.open(home), log_level=log_level or "WARNING", folder=working_folder()
     )
     with suppress(KeyboardInterrupt):
         anyio.run(server.run_lines, _WireLines(wire, session, first), _WireOut(wire, session))

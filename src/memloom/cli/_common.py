@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from memloom.errors import CliError
+from memloom.location import working_folder
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -140,6 +141,14 @@ def when(value: datetime | None) -> str:
     return "" if value is None else value.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
+def need_working_folder() -> str:
+    """The working folder, for a command that is about it (``stale``, ``--file``)."""
+    here = working_folder()
+    if here is None:
+        raise CliError("the working folder no longer exists (deleted or moved): cd somewhere")
+    return here
+
+
 def project_option(value: str | None) -> str | None:
     """``--project``: a folder written as a path (``.``, ``../api``, ``~/src/api``) is
     made absolute, so that it names its repository's project (``memloom.project``);
@@ -149,7 +158,9 @@ def project_option(value: str | None) -> str | None:
     path = os.path.expanduser(value)
     looks_like_path = path.startswith((".", os.sep)) or os.sep in path
     if looks_like_path and os.path.isdir(path):
-        return os.path.abspath(path)
+        if not os.path.isabs(path):
+            path = os.path.join(need_working_folder(), path)
+        return os.path.normpath(path)
     return value
 
 

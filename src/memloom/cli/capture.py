@@ -19,6 +19,7 @@ from memloom.cli._common import (
     distiller_lines,
     emit_json,
     home_arg,
+    need_working_folder,
 )
 
 connect_app = typer.Typer(help="Install memloom's hooks into an agent.", no_args_is_help=True)
@@ -253,7 +254,8 @@ def connect_aider(
     state: State = ctx.obj
     home = resolve_home(state.home)
     old = load_scope(home)
-    folders = [Path(p).expanduser().absolute() for p in (path or [os.getcwd()])]
+    here = need_working_folder()
+    folders = [Path(here, Path(p).expanduser()) for p in (path or [here])]
     missing = [str(p) for p in folders if not p.is_dir()]
     if missing:
         raise CliError(f"not a folder: {', '.join(missing)}")

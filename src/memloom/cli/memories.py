@@ -18,11 +18,13 @@ from memloom.cli._common import (
     console,
     emit_json,
     home_arg,
+    need_working_folder,
     open_engine,
     project_name,
     project_option,
     short,
     when,
+    working_folder,
 )
 
 FileOpt = Annotated[
@@ -37,10 +39,12 @@ FileOpt = Annotated[
 
 def _given(files: list[Path] | None) -> list[dict[str, str]]:
     """``--file`` as anchors: paths relative to the working folder, never out of it."""
-    here = os.getcwd()
+    if not files:
+        return []
+    here = need_working_folder()
     out = []
-    for file in files or []:
-        rel = os.path.relpath(os.path.abspath(file), here)
+    for file in files:
+        rel = os.path.relpath(os.path.join(here, file), here)
         if rel == ".." or rel.startswith(".." + os.sep):
             raise CliError(f"--file {file}: not inside the working folder {here}")
         out.append({"path": rel.replace(os.sep, "/")})
@@ -79,7 +83,7 @@ def save(
                 "expires_at": expires_at,
                 "anchors": _given(file),
             },
-            folder=os.getcwd(),
+            folder=working_folder(),
         )
     if json_:
         emit_json(result)
@@ -104,7 +108,7 @@ def update(
     are found again in this folder; --file replaces the files named before."""
     request = {"text": text, **({"anchors": _given(file)} if file else {})}
     with open_engine(ctx) as m:
-        result = m.update(m.resolve_id(memory_id), request, folder=os.getcwd())
+        result = m.update(m.resolve_id(memory_id), request, folder=working_folder())
     if json_:
         emit_json(result)
     else:
@@ -239,7 +243,7 @@ def recall(
                 "types": type_ or [],
                 "max_sensitivity": max_sensitivity,
                 # The code each memory is about is checked in this folder's working tree.
-                "folder": os.getcwd(),
+                "folder": working_folder(),
             }
         )
     if json_:
@@ -278,7 +282,7 @@ def stale(
     an identifier no longer in its file), with why. For review: nothing is expired or
     deleted; `memloom expire ID` or `memloom update ID` when one is out of date."""
     with open_engine(ctx) as m:
-        result = m.stale(os.getcwd(), project_option(project))
+        result = m.stale(need_working_folder(), project_option(project))
     if json_:
         emit_json(result)
         return
@@ -303,7 +307,7 @@ def show(
     """Show one memory with its versions and where it came from; run inside its
     repository, whether the code it is about changed since."""
     with open_engine(ctx) as m:
-        doc = m.get(m.resolve_id(memory_id), folder=os.getcwd())
+        doc = m.get(m.resolve_id(memory_id), folder=working_folder())
     if json_:
         emit_json(doc)
         return
