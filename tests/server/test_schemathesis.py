@@ -23,7 +23,7 @@ documented 401 (or 415 for a body that is not JSON, refused before the token is
 looked at), and with the token but from another origin's page (``Origin:
 https://evil.example``) every one answers 403.
 
-``MEMLOOM_FUZZ_EXAMPLES`` (generated cases per operation, default 75; a quarter on
+``MEMLOOM_FUZZ_EXAMPLES`` (generated cases per operation, default 50; a quarter on
 PostgreSQL) and
 ``MEMLOOM_FUZZ_SEED`` (a number, or ``random``) widen or vary the search.
 (Schemathesis's pytest plugin is not used: its ``from_fixture`` loader needs
@@ -50,7 +50,7 @@ from schemathesis.engine.statistic import Statistic
 from tests.server.conftest import Daemon, db_env, start_daemon, stop
 from tests.viewer.seed import seed
 
-EXAMPLES = int(os.environ.get("MEMLOOM_FUZZ_EXAMPLES", "75"))
+EXAMPLES = int(os.environ.get("MEMLOOM_FUZZ_EXAMPLES", "50"))
 _seed = os.environ.get("MEMLOOM_FUZZ_SEED", "20261130")
 SEED = random.randrange(2**63) if _seed == "random" else int(_seed)
 ORIGIN = "https://evil.example"
