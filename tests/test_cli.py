@@ -246,6 +246,9 @@ def test_a_deleted_working_folder_checks_nothing_and_crashes_nothing(tmp_path):
     res = in_gone("show", hit["id"], "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["stale"] is None, res.stderr
     assert in_gone("save", "Deploys go out on Tuesdays").returncode == 0
+    # An absolute folder needs no working folder.
+    res = in_gone("recall", "staging database port", "--project", str(tmp_path))
+    assert res.returncode == 0, res.stderr
     for args in (("stale",), ("save", "x", "--file", "a.py"), ("recall", "x", "--project", ".")):
         res = in_gone(*args)
         assert res.returncode == 1, (args, res.stderr)

@@ -149,6 +149,13 @@ def need_working_folder() -> str:
     return here
 
 
+def working_path(path: str | os.PathLike[str]) -> str:
+    """``path`` against the working folder (``os.path.abspath`` without normalising):
+    only a relative path needs that folder to still exist."""
+    path = os.fspath(path)
+    return path if os.path.isabs(path) else os.path.join(need_working_folder(), path)
+
+
 def project_option(value: str | None) -> str | None:
     """``--project``: a folder written as a path (``.``, ``../api``, ``~/src/api``) is
     made absolute, so that it names its repository's project (``memloom.project``);
@@ -158,9 +165,7 @@ def project_option(value: str | None) -> str | None:
     path = os.path.expanduser(value)
     looks_like_path = path.startswith((".", os.sep)) or os.sep in path
     if looks_like_path and os.path.isdir(path):
-        if not os.path.isabs(path):
-            path = os.path.join(need_working_folder(), path)
-        return os.path.normpath(path)
+        return os.path.normpath(working_path(path))
     return value
 
 

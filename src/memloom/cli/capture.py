@@ -20,6 +20,7 @@ from memloom.cli._common import (
     emit_json,
     home_arg,
     need_working_folder,
+    working_path,
 )
 
 connect_app = typer.Typer(help="Install memloom's hooks into an agent.", no_args_is_help=True)
@@ -254,8 +255,7 @@ def connect_aider(
     state: State = ctx.obj
     home = resolve_home(state.home)
     old = load_scope(home)
-    here = need_working_folder()
-    folders = [Path(here, Path(p).expanduser()) for p in (path or [here])]
+    folders = [Path(working_path(Path(p).expanduser())) for p in (path or [need_working_folder()])]
     missing = [str(p) for p in folders if not p.is_dir()]
     if missing:
         raise CliError(f"not a folder: {', '.join(missing)}")
